@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# xnic top-level Makefile. `make` builds the module, libuser, the tools and
+# the selftests; `make check` runs every test; `make demo` the main job.
+# Kernel objects are built by Kbuild (see ./Kbuild); everything else here.
+
+VERSION		:= 0.1.0
+PREFIX		?= /usr/local
+DESTDIR		?=
+LIBDIR		?= $(PREFIX)/lib
+INCDIR		?= $(PREFIX)/include
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
+
+# Kernel build tree: KDIR=, else the running kernel's, else the newest
+# installed one (this machine runs a kernel without headers: tests boot the
+# installed Debian kernel under QEMU).
+KVER		?= $(shell uname -r)
+ifeq ($(origin KDIR),undefined)
+  ifneq ($(wildcard /lib/modules/$(KVER)/build/Makefile),)
+    KDIR := /lib/modules/$(KVER)/build
+  else
+    KDIR := $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+    ifneq ($(KDIR)$(XNIC_KDIR_NOTED),)
+      $(info xnic: no build tree for running kernel $(KVER); using $(KDIR))
+      export XNIC_KDIR_NOTED := 1
+    endif
+  endif
+endif
+export KDIR
+
+# Files we take from Debian's linux-source-6.1 at build time (not copied).
+KSRC_TAR	?= /usr/src/linux-source-6.1.tar.xz
+KSRC		:= build/linux
+KSRC_FILES	:= tools/testing/selftests/kselftest_harness.h \
+		   tools/testing/selftests/kselftest.h \
+		   scripts/checkpatch.pl scripts/spelling.txt \
+		   scripts/const_structs.checkpatch
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+XCFLAGS		:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
+export CC CFLAGS XCFLAGS
+
+.PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
+	checkpatch sparse w1 demo deps install install-module module-clean \
+	dkms-check \
+	clean help
+
+all: module lib tools selftests
+
+help:
+	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check clean"
+
+deps:
+	@tools/xnic-deps
+
+module:
+	@test -n "$(KDIR)" || { echo "xnic: no kernel build tree; run 'make deps' or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lib:
+	$(MAKE) -C libuser
+
+tools: lib
+	$(MAKE) -C tools
+
+$(KSRC)/.stamp: $(KSRC_TAR)
+	@mkdir -p $(KSRC)
+	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
+		$(addprefix linux-source-6.1/,$(KSRC_FILES))
+	@touch $@
+
+ksrc: $(KSRC)/.stamp
+
+selftests: ksrc lib
+	$(MAKE) -C selftests
+
+# `make check` and `make demo` are the README's two set-up commands: both
+# first install missing Debian packages, then build (a sub-make, so that
+# KDIR is found once the headers are there).
+check: deps
+	@$(MAKE) -s all
+	@selftests/check.sh
+
+unit-check: ksrc
+	$(MAKE) -C selftests unit
+	@selftests/check.sh --unit-only
+
+vm-check: all
+	@selftests/check.sh --vm-only
+
+lint: checkpatch sparse w1
+
+checkpatch: ksrc
+	perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree --quiet \
+		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h uapi/*.h
+	@echo "checkpatch: clean"
+
+sparse:
+	@out=$$($(MAKE) -s -C $(KDIR) M=$(CURDIR) C=2 modules 2>&1); \
+	echo "$$out" | grep -E "warning|error" && { echo "sparse: not clean" >&2; exit 1; }; \
+	echo "sparse: clean"
+
+w1:
+	@out=$$($(MAKE) -s -C $(KDIR) M=$(CURDIR) W=1 modules 2>&1 | grep -v "^Skipping BTF"); \
+	echo "$$out" | grep -E "warning|error" && { echo "W=1: not clean" >&2; exit 1; }; \
+	echo "W=1: clean"
+
+demo: deps
+	@$(MAKE) -s all
+	@tools/xnic-demo
+
+install: all install-module
+	$(MAKE) -C libuser install
+	$(MAKE) -C tools install
+
+module-clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+
+dkms-check:
+	@tools/xnic-dkms-check $(VERSION)
+
+clean: module-clean
+	$(MAKE) -C libuser clean
+	$(MAKE) -C tools clean
+	$(MAKE) -C selftests clean
+	rm -rf build

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - RDMA device: creation through `rdma link add`, registration with
+ * ib_core, device and port queries, and teardown.
+ */
+#include <linux/module.h>
+#include <linux/etherdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "xnic.h"
+#include "wire.h"
+#include "../uapi/xnic-abi.h"
+
+/* All xnic devices, protected by RTNL. */
+static LIST_HEAD(xnic_devs);
+
+/* Runs deferred unregistrations; flushed before module unload. */
+static struct workqueue_struct *xnic_wq;
+
+static int xnic_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	attr->fw_ver = 0;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = XNIC_VENDOR_ID;
+	attr->max_pkeys = 1;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+static int xnic_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct xnic_dev *xdev = to_xdev(ibdev);
+	struct xnic_link *link;
+	bool active = false, admin_up = false;
+	int min_mtu = INT_MAX;
+
+	/* *attr is zeroed by ib_query_port(). */
+	rcu_read_lock();
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		active |= xnic_link_is_up(link);
+		admin_up |= !!(READ_ONCE(link->ndev->flags) & IFF_UP);
+		min_mtu = min_t(int, min_mtu, READ_ONCE(link->ndev->mtu));
+	}
+	rcu_read_unlock();
+	if (min_mtu == INT_MAX)
+		min_mtu = ETH_DATA_LEN;
+
+	attr->state = active ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	if (active)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (admin_up)
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = xnic_wire_ib_mtu(xnic_wire_payload_mtu(min_mtu));
+	attr->gid_tbl_len = 1;
+	attr->pkey_tbl_len = 1;
+	attr->max_msg_sz = XNIC_MAX_MSG_SIZE;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+
+	/*
+	 * Speed and width come from the first member link's ethtool data;
+	 * while that link is going away, report the slowest rate.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+static int xnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+
+	/* Our own transport: no IB, RoCE or iWARP core protocol (as efa). */
+	immutable->core_cap_flags = 0;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	return 0;
+}
+
+static enum rdma_link_layer xnic_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * The one GID is the IPv6 link-local address built from the first member
+ * link's MAC (fe80::/64 + modified EUI-64, RFC 4291 appendix A).
+ */
+static int xnic_query_gid(struct ib_device *ibdev, u32 port, int index,
+			  union ib_gid *gid)
+{
+	if (index != 0)
+		return -EINVAL;
+
+	memset(gid, 0, sizeof(*gid));
+	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
+	gid->global.interface_id = ibdev->node_guid;
+	return 0;
+}
+
+static int xnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index != 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static void xnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", XNIC_FW_VERSION);
+}
+
+/*
+ * A user context gives a process its /dev/infiniband/uverbsN handle on the
+ * device; the datapath objects it will own come with the verbs.
+ */
+static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
+			       struct ib_udata *udata)
+{
+	if (udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return 0;
+}
+
+static void xnic_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/* Called by ib_core once the device is unregistered and unused. */
+static void xnic_dealloc_driver(struct ib_device *ibdev)
+{
+	struct xnic_dev *xdev = to_xdev(ibdev);
+
+	rtnl_lock();
+	/* ib_core's cache is gone: detaching must not dispatch port events. */
+	xdev->registered = false;
+	xnic_link_detach_all(xdev);
+	list_del_init(&xdev->list);
+	rtnl_unlock();
+}
+
+static const struct ib_device_ops xnic_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = XNIC_UVERBS_ABI_VERSION,
+
+	.alloc_ucontext = xnic_alloc_ucontext,
+	.dealloc_driver = xnic_dealloc_driver,
+	.dealloc_ucontext = xnic_dealloc_ucontext,
+	.get_dev_fw_str = xnic_get_dev_fw_str,
+	.get_link_layer = xnic_get_link_layer,
+	.get_port_immutable = xnic_get_port_immutable,
+	.query_device = xnic_query_device,
+	.query_gid = xnic_query_gid,
+	.query_pkey = xnic_query_pkey,
+	.query_port = xnic_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, xnic_ucontext, ibuc),
+};
+
+static void xnic_unreg_work(struct work_struct *work)
+{
+	struct xnic_dev *xdev = container_of(work, struct xnic_dev,
+					     unreg_work);
+
+	rtnl_lock();
+	xdev->registered = false;
+	rtnl_unlock();
+	ib_unregister_device(&xdev->ibdev);
+	put_device(&xdev->ibdev.dev);
+}
+
+/**
+ * xnic_dev_schedule_unregister() - unregister a device from process context
+ * @xdev: the device; it must have been allocated by xnic_dev_add()
+ *
+ * Used from netdev notifiers, which run under RTNL where
+ * ib_unregister_device() must not be called. Holds a device reference
+ * until the work has run. Idempotent.
+ */
+void xnic_dev_schedule_unregister(struct xnic_dev *xdev)
+{
+	get_device(&xdev->ibdev.dev);
+	if (!queue_work(xnic_wq, &xdev->unreg_work))
+		put_device(&xdev->ibdev.dev);
+}
+
+static int xnic_check_netdev(struct net_device *ndev)
+{
+	if (ndev->flags & IFF_LOOPBACK) {
+		pr_err("%s: cannot use loopback device %s\n", XNIC_DRV_NAME,
+		       ndev->name);
+		return -EINVAL;
+	}
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		pr_err("%s: %s is not an Ethernet device\n", XNIC_DRV_NAME,
+		       ndev->name);
+		return -EINVAL;
+	}
+	if (ndev->mtu < XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD) {
+		pr_err("%s: MTU %u of %s is below %u\n", XNIC_DRV_NAME,
+		       ndev->mtu, ndev->name,
+		       XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD);
+		return -EINVAL;
+	}
+	if (xnic_link_find(ndev)) {
+		pr_err("%s: %s is already a member link of an xnic device\n",
+		       XNIC_DRV_NAME, ndev->name);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/**
+ * xnic_dev_add() - create and register an xnic device (rdma_link_ops.newlink)
+ * @name: RDMA device name, as given to `rdma link add NAME`
+ * @ndev: first member link; the caller holds a reference
+ *
+ * Context: process context, RTNL not held.
+ * Return: 0 on success; -EINVAL for loopback, non-Ethernet or too small
+ * an MTU; -EEXIST when @ndev already belongs to an xnic device; -ENODEV
+ * when @ndev is being unregistered; -ENOMEM; or ib_register_device()'s
+ * error (-ENFILE for a duplicate name).
+ */
+int xnic_dev_add(const char *name, struct net_device *ndev)
+{
+	struct xnic_dev *xdev;
+	bool orphan;
+	int err;
+
+	xdev = ib_alloc_device(xnic_dev, ibdev);
+	if (!xdev)
+		return -ENOMEM;
+
+	INIT_LIST_HEAD(&xdev->list);
+	INIT_LIST_HEAD(&xdev->links);
+	INIT_WORK(&xdev->unreg_work, xnic_unreg_work);
+
+	xdev->ibdev.node_type = RDMA_NODE_UNSPECIFIED;
+	xdev->ibdev.phys_port_cnt = 1;
+	xdev->ibdev.num_comp_vectors = 1;
+	xdev->ibdev.local_dma_lkey = 0;
+	strscpy(xdev->ibdev.node_desc, "xnic", sizeof(xdev->ibdev.node_desc));
+	addrconf_addr_eui48((unsigned char *)&xdev->ibdev.node_guid,
+			    ndev->dev_addr);
+	ib_set_device_ops(&xdev->ibdev, &xnic_dev_ops);
+
+	rtnl_lock();
+	err = xnic_check_netdev(ndev);
+	if (!err)
+		err = xnic_link_attach(xdev, ndev);
+	if (!err)
+		list_add_tail(&xdev->list, &xnic_devs);
+	rtnl_unlock();
+	if (err)
+		goto err_dealloc;
+
+	err = ib_register_device(&xdev->ibdev, name, NULL);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * The member link may have been unregistered while we registered:
+	 * the notifier detached it but could not unregister a device that
+	 * was not registered yet. Finish the job here.
+	 */
+	rtnl_lock();
+	orphan = !xdev->nr_links;
+	if (!orphan) {
+		xdev->registered = true;
+		xnic_dev_update_port(xdev);
+	}
+	rtnl_unlock();
+	if (orphan) {
+		ib_unregister_device(&xdev->ibdev);
+		return -ENODEV;
+	}
+	return 0;
+
+err_dealloc:
+	/* A notifier may have queued an unregistration; it holds a ref. */
+	if (cancel_work_sync(&xdev->unreg_work))
+		put_device(&xdev->ibdev.dev);
+	/* Calls xnic_dealloc_driver(), which detaches the links. */
+	ib_dealloc_device(&xdev->ibdev);
+	return err;
+}
+
+/**
+ * xnic_dev_remove_all() - unregister every xnic device (module unload)
+ *
+ * Context: process context, RTNL not held. The link ops must already be
+ * unregistered so that no new device appears.
+ */
+void xnic_dev_remove_all(void)
+{
+	struct xnic_dev *xdev;
+
+	flush_workqueue(xnic_wq);
+	for (;;) {
+		rtnl_lock();
+		xdev = list_first_entry_or_null(&xnic_devs, struct xnic_dev,
+						list);
+		if (xdev) {
+			list_del_init(&xdev->list);
+			get_device(&xdev->ibdev.dev);
+		}
+		rtnl_unlock();
+		if (!xdev)
+			break;
+		ib_unregister_device(&xdev->ibdev);
+		put_device(&xdev->ibdev.dev);
+	}
+	flush_workqueue(xnic_wq);
+}
+
+/**
+ * xnic_dev_init() - set up device-wide state at module load
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int xnic_dev_init(void)
+{
+	xnic_wq = alloc_workqueue("xnic", WQ_UNBOUND, 0);
+	return xnic_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * xnic_dev_exit() - release device-wide state at module unload
+ *
+ * Call after xnic_dev_remove_all().
+ */
+void xnic_dev_exit(void)
+{
+	destroy_workqueue(xnic_wq);
+}

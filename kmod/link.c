@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - member links: the Ethernet netdevs an xnic device sends and
+ * receives on, and the netdev notifier that tracks their state.
+ *
+ * Model: net/tipc/bearer.c (L2 bearers over netdevs). A member netdev can
+ * disappear at any time: NETDEV_UNREGISTER detaches the link at once (so
+ * the netdev's refcount can drain) and, when it was the device's last link,
+ * queues the RDMA device's unregistration.
+ */
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+
+#include "xnic.h"
+
+/* Every attached link of every device, protected by RTNL. */
+static LIST_HEAD(xnic_all_links);
+
+/**
+ * xnic_link_find() - the member link bound to a netdev
+ * @ndev: netdev to look up
+ *
+ * Context: RTNL held.
+ * Return: the link, or NULL when @ndev is not an xnic member link.
+ */
+struct xnic_link *xnic_link_find(struct net_device *ndev)
+{
+	struct xnic_link *link;
+
+	ASSERT_RTNL();
+	list_for_each_entry(link, &xnic_all_links, node)
+		if (link->ndev == ndev)
+			return link;
+	return NULL;
+}
+
+/**
+ * xnic_link_is_up() - whether a member link can carry traffic now
+ * @link: the link
+ *
+ * Return: true when the netdev is administratively up, running and has
+ * carrier.
+ */
+bool xnic_link_is_up(const struct xnic_link *link)
+{
+	return netif_running(link->ndev) && netif_carrier_ok(link->ndev);
+}
+
+/**
+ * xnic_dev_first_netdev() - the netdev of a device's first member link
+ * @xdev: the device
+ *
+ * Context: RTNL held.
+ * Return: the netdev, or NULL when the device has no link.
+ */
+struct net_device *xnic_dev_first_netdev(struct xnic_dev *xdev)
+{
+	struct xnic_link *link;
+
+	ASSERT_RTNL();
+	link = list_first_entry_or_null(&xdev->links, struct xnic_link, list);
+	return link ? link->ndev : NULL;
+}
+
+/**
+ * xnic_dev_update_port() - report a change of the port state to ib_core
+ * @xdev: the device
+ *
+ * The port is ACTIVE while at least one member link is up. A change raises
+ * IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR (IBTA 1.4 section 11.6.3).
+ *
+ * Context: RTNL held.
+ */
+void xnic_dev_update_port(struct xnic_dev *xdev)
+{
+	struct xnic_link *link;
+	struct ib_event ev = {};
+	bool active = false;
+
+	ASSERT_RTNL();
+	if (!xdev->registered)
+		return;
+	list_for_each_entry(link, &xdev->links, list)
+		active |= xnic_link_is_up(link);
+	if (active == xdev->port_active)
+		return;
+
+	xdev->port_active = active;
+	ev.device = &xdev->ibdev;
+	ev.element.port_num = XNIC_PORT;
+	ev.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+/**
+ * xnic_link_attach() - make a netdev a member link of a device
+ * @xdev: the device
+ * @ndev: a registered Ethernet netdev not used by any xnic device
+ *
+ * Context: RTNL held.
+ * Return: 0; -ENODEV when @ndev is unregistering; -ENOSPC when the device
+ * has XNIC_MAX_LINKS links; -ENOMEM; or ib_device_set_netdev()'s error.
+ */
+int xnic_link_attach(struct xnic_dev *xdev, struct net_device *ndev)
+{
+	struct xnic_link *link;
+	int err;
+
+	ASSERT_RTNL();
+	if (ndev->reg_state != NETREG_REGISTERED)
+		return -ENODEV;
+	if (xdev->nr_links >= XNIC_MAX_LINKS)
+		return -ENOSPC;
+
+	link = kzalloc(sizeof(*link), GFP_KERNEL);
+	if (!link)
+		return -ENOMEM;
+
+	if (!xdev->nr_links) {
+		/* The port's netdev is what `rdma link show` reports. */
+		err = ib_device_set_netdev(&xdev->ibdev, ndev, XNIC_PORT);
+		if (err) {
+			kfree(link);
+			return err;
+		}
+	}
+
+	link->xdev = xdev;
+	link->ndev = ndev;
+	netdev_hold(ndev, &link->ndev_tracker, GFP_KERNEL);
+	list_add_tail(&link->node, &xnic_all_links);
+	list_add_tail_rcu(&link->list, &xdev->links);
+	xdev->nr_links++;
+	xnic_dev_update_port(xdev);
+	return 0;
+}
+
+/**
+ * xnic_link_detach() - remove a member link from its device
+ * @link: the link; freed after an RCU grace period
+ *
+ * Context: RTNL held.
+ */
+void xnic_link_detach(struct xnic_link *link)
+{
+	struct xnic_dev *xdev = link->xdev;
+
+	ASSERT_RTNL();
+	list_del(&link->node);
+	list_del_rcu(&link->list);
+	xdev->nr_links--;
+
+	/*
+	 * The port's netdev follows the first link; ib_core must not keep a
+	 * reference to an unregistering netdev (ib_device_set_netdev()).
+	 */
+	ib_device_set_netdev(&xdev->ibdev, xnic_dev_first_netdev(xdev),
+			     XNIC_PORT);
+
+	netdev_put(link->ndev, &link->ndev_tracker);
+	kfree_rcu(link, rcu);
+	xnic_dev_update_port(xdev);
+}
+
+/**
+ * xnic_link_detach_all() - remove every member link of a device
+ * @xdev: the device
+ *
+ * Context: RTNL held.
+ */
+void xnic_link_detach_all(struct xnic_dev *xdev)
+{
+	struct xnic_link *link, *tmp;
+
+	ASSERT_RTNL();
+	list_for_each_entry_safe(link, tmp, &xdev->links, list)
+		xnic_link_detach(link);
+}
+
+static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct xnic_link *link = xnic_link_find(ndev);
+	struct xnic_dev *xdev;
+
+	if (!link)
+		return NOTIFY_DONE;
+	xdev = link->xdev;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		xnic_link_detach(link);
+		if (!xdev->nr_links)
+			xnic_dev_schedule_unregister(xdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		xnic_dev_update_port(xdev);
+		break;
+	default:
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xnic_netdev_nb = {
+	.notifier_call = xnic_netdev_event,
+};
+
+/**
+ * xnic_link_notifier_register() - start tracking netdev events
+ *
+ * Return: 0 or register_netdevice_notifier()'s error.
+ */
+int xnic_link_notifier_register(void)
+{
+	return register_netdevice_notifier(&xnic_netdev_nb);
+}
+
+/**
+ * xnic_link_notifier_unregister() - stop tracking netdev events
+ */
+void xnic_link_notifier_unregister(void)
+{
+	unregister_netdevice_notifier(&xnic_netdev_nb);
+}

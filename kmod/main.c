@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - module entry: RDMA link ops (`rdma link add NAME type xnic netdev
+ * DEV`), netdev notifier, module load and unload.
+ */
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "xnic.h"
+
+static int xnic_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return xnic_dev_add(ibdev_name, ndev);
+}
+
+static struct rdma_link_ops xnic_link_ops = {
+	.type = XNIC_DRV_NAME,
+	.newlink = xnic_newlink,
+};
+
+static int __init xnic_init(void)
+{
+	int err;
+
+	err = xnic_dev_init();
+	if (err)
+		return err;
+
+	err = xnic_link_notifier_register();
+	if (err) {
+		xnic_dev_exit();
+		return err;
+	}
+
+	rdma_link_register(&xnic_link_ops);
+	return 0;
+}
+
+static void __exit xnic_exit(void)
+{
+	/* Fences newlink: no device can be added after this returns. */
+	rdma_link_unregister(&xnic_link_ops);
+	xnic_dev_remove_all();
+	xnic_link_notifier_unregister();
+	xnic_dev_exit();
+}
+
+module_init(xnic_init);
+module_exit(xnic_exit);
+
+MODULE_DESCRIPTION("xnic: RDMA NIC for full-mesh AI training fabrics");
+MODULE_AUTHOR("xnic developers");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(XNIC_FW_VERSION);
+MODULE_ALIAS_RDMA_LINK(XNIC_DRV_NAME);

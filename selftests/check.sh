@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# check.sh [--unit-only|--vm-only] - the body of `make check`: unit tests on
+# the host (ASan/UBSan), then every VM selftest in one boot of the test VM.
+# Ends with one line "N passed, N failed, N skipped"; exits non-zero on any
+# failure (a VM crash or timeout counts as a failure).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+mode=${1:-all}
+pass=0 fail=0 skip=0
+
+add_result() {	# $1: output file of run_tests.sh; $2: its exit code
+	local line
+	line=$(grep -a '^XNIC-RESULT ' "$1" | tail -n 1)
+	if [[ -z $line ]]; then
+		echo "check: no result from the test run (exit $2)" >&2
+		fail=$((fail + 1))
+		return
+	fi
+	read -r _ p f s <<<"$line"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	if [[ $2 -ne 0 && $f -eq 0 ]]; then
+		echo "check: test run exited $2" >&2
+		fail=$((fail + 1))
+	fi
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+if [[ $mode != --vm-only ]]; then
+	mapfile -t units < <(make -s -C selftests -p unit 2>/dev/null |
+		sed -n 's/^UNIT_PROGS := //p' | tr ' ' '\n')
+	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
+	add_result "$log" "${PIPESTATUS[0]}"
+fi
+
+if [[ $mode != --unit-only ]]; then
+	mapfile -t vms < <(make -s -C selftests -p vm 2>/dev/null |
+		sed -nE 's/^VM_(PROGS|SCRIPTS) := //p' | tr ' ' '\n' | grep .)
+	tools/xnic-vm --timeout "${XNIC_CHECK_TIMEOUT:-900}" -- \
+		sh -c 'cd selftests && exec ./run_tests.sh "$@"' run \
+		"${vms[@]}" 2>&1 | tee "$log"
+	add_result "$log" "${PIPESTATUS[0]}"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[[ $fail -eq 0 ]]

@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# xnic_module_test.sh - module load/unload with devices present, and module
+# autoload by `rdma link add ... type xnic` (alias rdma-link-xnic).
+#
+#   10 times: modprobe xnic; two devices on two veths (`rdma link add`);
+#   rmmod xnic must succeed and remove both devices; the veths survive and
+#   can be deleted. Then, with xnic unloaded, `rdma link add` must load it
+#   and create the device; `rdma link delete` removes it. Finally the kernel
+#   log of this run must hold no BUG/WARNING/Oops/"unregister_netdevice:
+#   waiting".
+#
+# Runs as root in the test VM (tools/xnic-vm). Prints TAP lines; exits 0 on
+# success, 1 on failure, 4 (kselftest skip) when it cannot run. Leaves xnic
+# loaded for whatever runs next.
+# shellcheck disable=SC2317 # helpers run through check and wait_for
+set -u
+
+KSFT_SKIP=4
+ROUNDS=10
+WAIT_S=2
+SYS_IB=/sys/class/infiniband
+TAG="xnic_module_test-$$"
+
+num=0
+failed=0
+veths=()
+
+ok() {
+	num=$((num + 1))
+	echo "ok $num - $*"
+}
+
+not_ok() {
+	num=$((num + 1))
+	failed=$((failed + 1))
+	echo "not ok $num - $*"
+}
+
+# check DESCRIPTION COMMAND... - one TAP line for COMMAND's success.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then
+		ok "$desc"
+	else
+		not_ok "$desc"
+	fi
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit "$KSFT_SKIP"
+}
+
+now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
+
+# wait_for SECONDS COMMAND... - poll COMMAND every 0.05 s until it succeeds
+# or SECONDS passed; return its last status.
+wait_for() {
+	local end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		(($(now_ms) < end)) || return 1
+		sleep 0.05
+	done
+}
+
+dev_present() { [[ -e $SYS_IB/$1 ]]; }
+dev_absent() { [[ ! -e $SYS_IB/$1 ]]; }
+mod_loaded() { [[ -e /sys/module/xnic ]]; }
+mod_unloaded() { [[ ! -e /sys/module/xnic ]]; }
+netdev_exists() { ip link show "$1" >/dev/null 2>&1; }
+port_active() { [[ $(cat "$SYS_IB/$1/ports/1/state" 2>/dev/null) == "4: ACTIVE" ]]; }
+
+# veth_add NAME - veth pair NAME / NAME-p, both up.
+veth_add() {
+	ip link add "$1" type veth peer name "$1p" &&
+		veths+=("$1") &&
+		ip link set "$1" up && ip link set "$1p" up
+}
+
+# veth_del NAME - delete the pair; it must not hang.
+veth_del() {
+	timeout 20 ip link del "$1"
+}
+
+cleanup() {
+	local v
+	for v in "${veths[@]}"; do
+		ip link del "$v" >/dev/null 2>&1
+	done
+	# Whatever happened, leave xnic loaded for the next test.
+	mod_loaded || modprobe xnic >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+fail_round() {
+	not_ok "round $r: $*"
+	round_ok=0
+}
+
+# ------------------------------------------------------------------ main --
+
+[[ $(id -u) -eq 0 ]] || skip_all "must run as root (use tools/xnic-vm)"
+for tool in ip rdma modprobe rmmod dmesg timeout; do
+	command -v "$tool" >/dev/null || skip_all "$tool not installed"
+done
+modprobe veth || skip_all "no veth driver"
+modinfo xnic >/dev/null 2>&1 || skip_all "xnic.ko is not installed"
+
+echo "TAP version 13"
+echo "$TAG start" >/dev/kmsg
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	a=xm$$_${r}a b=xm$$_${r}b
+	d0=xnicr0 d1=xnicr1
+	round_ok=1
+
+	modprobe xnic || fail_round "modprobe xnic"
+	veth_add "$a" && veth_add "$b" || fail_round "cannot create veths"
+	rdma link add "$d0" type xnic netdev "$a" || fail_round "rdma link add $d0"
+	rdma link add "$d1" type xnic netdev "$b" || fail_round "rdma link add $d1"
+	wait_for "$WAIT_S" port_active "$d0" || fail_round "$d0 not ACTIVE"
+	wait_for "$WAIT_S" port_active "$d1" || fail_round "$d1 not ACTIVE"
+
+	if ! timeout 60 rmmod xnic; then
+		fail_round "rmmod xnic with devices present failed"
+	else
+		wait_for "$WAIT_S" mod_unloaded || fail_round "xnic still in /sys/module"
+		wait_for "$WAIT_S" dev_absent "$d0" || fail_round "$d0 survived rmmod"
+		wait_for "$WAIT_S" dev_absent "$d1" || fail_round "$d1 survived rmmod"
+	fi
+	netdev_exists "$a" && netdev_exists "$b" ||
+		fail_round "a member veth vanished with the module"
+	netdev_exists "${a}p" && netdev_exists "${b}p" ||
+		fail_round "a peer veth vanished with the module"
+	veth_del "$a" || fail_round "ip link del $a failed or hung"
+	veth_del "$b" || fail_round "ip link del $b failed or hung"
+	veths=()
+	((round_ok)) && ok "round $r: rmmod with 2 devices present, veths intact"
+	# Stop early: later rounds would only repeat the same failure.
+	((round_ok)) || break
+done
+
+# Autoload: rdma-link-xnic alias, through nldev_newlink()'s request_module().
+a=xm$$_au
+if mod_loaded; then
+	timeout 60 rmmod xnic || true
+fi
+check "xnic unloaded before the autoload test" mod_unloaded
+check "veth for the autoload test" veth_add "$a"
+check "rdma link add xnic0 type xnic netdev $a (module autoload)" \
+	rdma link add xnic0 type xnic netdev "$a"
+check "xnic was loaded by its alias" mod_loaded
+check "xnic0 exists" wait_for "$WAIT_S" dev_present xnic0
+check "xnic0 is ACTIVE" wait_for "$WAIT_S" port_active xnic0
+check "rdma link show lists xnic0 on $a" \
+	bash -c "rdma link show | grep -q 'link xnic0/1 .*netdev $a '"
+check "rdma link delete xnic0" rdma link delete xnic0
+check "xnic0 removed" wait_for "$WAIT_S" dev_absent xnic0
+check "ip link del $a" veth_del "$a"
+veths=()
+check "xnic stays loaded" mod_loaded
+
+# The kernel log of this run.
+log=$(dmesg | sed -n "/$TAG start/,\$p")
+bad=$(grep -E '(^|[^A-Za-z])BUG|WARNING|Oops|unregister_netdevice: waiting' <<<"$log")
+if [[ -n $bad ]]; then
+	not_ok "kernel log is clean"
+	sed 's/^/# /' <<<"$bad" | head -n 20
+else
+	ok "kernel log is clean"
+fi
+
+echo "1..$num"
+if ((failed)); then
+	echo "# $failed of $num failed"
+	exit 1
+fi
+exit 0
