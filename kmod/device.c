@@ -12,6 +12,9 @@
 
 #include "xnic.h"
 #include "wire.h"
+#include "verbs.h"
+#include "engine.h"
+#include "transport.h"
 #include "../uapi/xnic-abi.h"
 
 /* All xnic devices, protected by RTNL. */
@@ -34,6 +37,16 @@ static int xnic_query_device(struct ib_device *ibdev,
 	attr->vendor_id = XNIC_VENDOR_ID;
 	attr->max_pkeys = 1;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* Limits of the verbs objects (verbs.c, mr.c, cq.c, qp.c). */
+	attr->max_qp = (1 << 24) - 16;
+	attr->max_qp_wr = XNIC_MAX_QP_WR;
+	attr->max_send_sge = XNIC_MAX_SGE;
+	attr->max_recv_sge = XNIC_MAX_RECV_SGE;
+	attr->max_sge_rd = XNIC_MAX_SGE;
+	attr->max_cq = (1 << 24) - 1;
+	attr->max_cqe = XNIC_MAX_CQE - 1;
+	attr->max_mr = (1 << 24) - 1;
+	attr->max_pd = (1 << 24) - 1;
 	return 0;
 }
 
@@ -137,23 +150,11 @@ static void xnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
 }
 
 /*
- * A user context gives a process its /dev/infiniband/uverbsN handle on the
- * device; the datapath objects it will own come with the verbs.
+ * Called by ib_core once the device is unregistered and unused (every user
+ * object is destroyed), and by ib_dealloc_device() when xnic_dev_add()
+ * fails. The engine runs only while the transport is set up: stopping it
+ * also tells whether xnic_tp_dev_cleanup() is due.
  */
-static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
-			       struct ib_udata *udata)
-{
-	if (udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
-	return 0;
-}
-
-static void xnic_dealloc_ucontext(struct ib_ucontext *ibuc)
-{
-}
-
-/* Called by ib_core once the device is unregistered and unused. */
 static void xnic_dealloc_driver(struct ib_device *ibdev)
 {
 	struct xnic_dev *xdev = to_xdev(ibdev);
@@ -164,6 +165,16 @@ static void xnic_dealloc_driver(struct ib_device *ibdev)
 	xnic_link_detach_all(xdev);
 	list_del_init(&xdev->list);
 	rtnl_unlock();
+
+	if (xdev->engine) {
+		/* No link queues frames any more: stop, then the transport. */
+		xnic_engine_stop(xdev);
+		xnic_tp_dev_cleanup(xdev);
+	}
+	WARN_ON(!xa_empty(&xdev->qps));
+	WARN_ON(!xa_empty(&xdev->mrs));
+	xa_destroy(&xdev->qps);
+	xa_destroy(&xdev->mrs);
 }
 
 static const struct ib_device_ops xnic_dev_ops = {
@@ -171,9 +182,7 @@ static const struct ib_device_ops xnic_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = XNIC_UVERBS_ABI_VERSION,
 
-	.alloc_ucontext = xnic_alloc_ucontext,
 	.dealloc_driver = xnic_dealloc_driver,
-	.dealloc_ucontext = xnic_dealloc_ucontext,
 	.get_dev_fw_str = xnic_get_dev_fw_str,
 	.get_link_layer = xnic_get_link_layer,
 	.get_port_immutable = xnic_get_port_immutable,
@@ -181,8 +190,6 @@ static const struct ib_device_ops xnic_dev_ops = {
 	.query_gid = xnic_query_gid,
 	.query_pkey = xnic_query_pkey,
 	.query_port = xnic_query_port,
-
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, xnic_ucontext, ibuc),
 };
 
 static void xnic_unreg_work(struct work_struct *work)
@@ -270,7 +277,32 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	strscpy(xdev->ibdev.node_desc, "xnic", sizeof(xdev->ibdev.node_desc));
 	addrconf_addr_eui48((unsigned char *)&xdev->ibdev.node_guid,
 			    ndev->dev_addr);
+	/*
+	 * The doorbell wakeup syscall (DESIGN.md section 7), and arming a CQ
+	 * for a completion event (libxnic's xnic_cq_wait()): ib_core leaves
+	 * both out of the default command mask.
+	 */
+	xdev->ibdev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(&xdev->ibdev, &xnic_dev_ops);
+	ib_set_device_ops(&xdev->ibdev, &xnic_verbs_ops);
+
+	xa_init_flags(&xdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&xdev->mrs, XA_FLAGS_ALLOC);
+	xdev->node_id = (ndev->dev_addr[4] << 8) | ndev->dev_addr[5];
+
+	/*
+	 * Transport and engine exist before any member link can hand them a
+	 * frame. xnic_dealloc_driver() undoes both when xdev->engine is set.
+	 */
+	err = xnic_tp_dev_init(xdev);
+	if (err)
+		goto err_dealloc;
+	err = xnic_engine_start(xdev, name);
+	if (err) {
+		xnic_tp_dev_cleanup(xdev);
+		goto err_dealloc;
+	}
 
 	rtnl_lock();
 	err = xnic_check_netdev(ndev);

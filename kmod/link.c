@@ -13,6 +13,9 @@
 #include <linux/slab.h>
 
 #include "xnic.h"
+#include "engine.h"
+#include "transport.h"
+#include "wire.h"
 
 /* Every attached link of every device, protected by RTNL. */
 static LIST_HEAD(xnic_all_links);
@@ -93,6 +96,32 @@ void xnic_dev_update_port(struct xnic_dev *xdev)
 	ib_dispatch_event(&ev);
 }
 
+/*
+ * Receive hook of a member link (softirq, RCU read side): keep the
+ * minimum here and hand the frame to the engine thread, which validates
+ * it (transport.h: xnic_tp_rx()).
+ */
+static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
+			 struct packet_type *pt, struct net_device *orig_dev)
+{
+	struct xnic_link *link = container_of(pt, struct xnic_link, pt);
+
+	if (skb->pkt_type == PACKET_OTHERHOST ||
+	    skb->pkt_type == PACKET_LOOPBACK)
+		goto drop;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	if (skb->len < XNIC_WIRE_HDR_LEN)
+		goto drop;
+	xnic_engine_rx(link->xdev, skb);
+	return NET_RX_SUCCESS;
+
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+}
+
 /**
  * xnic_link_attach() - make a netdev a member link of a device
  * @xdev: the device
@@ -132,7 +161,12 @@ int xnic_link_attach(struct xnic_dev *xdev, struct net_device *ndev)
 	list_add_tail(&link->node, &xnic_all_links);
 	list_add_tail_rcu(&link->list, &xdev->links);
 	xdev->nr_links++;
+	link->pt.type = htons(XNIC_ETH_P);
+	link->pt.dev = ndev;
+	link->pt.func = xnic_link_rcv;
+	dev_add_pack(&link->pt);
 	xnic_dev_update_port(xdev);
+	xnic_tp_link_changed(xdev);
 	return 0;
 }
 
@@ -147,9 +181,12 @@ void xnic_link_detach(struct xnic_link *link)
 	struct xnic_dev *xdev = link->xdev;
 
 	ASSERT_RTNL();
+	/* Waits for running receive hooks (synchronize_net()). */
+	dev_remove_pack(&link->pt);
 	list_del(&link->node);
 	list_del_rcu(&link->list);
 	xdev->nr_links--;
+	xnic_tp_link_detached(xdev, link->ndev->ifindex);
 
 	/*
 	 * The port's netdev follows the first link; ib_core must not keep a
@@ -196,8 +233,11 @@ static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 			xnic_dev_schedule_unregister(xdev);
 		break;
 	case NETDEV_UP:
-	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
+		xnic_dev_update_port(xdev);
+		xnic_tp_link_changed(xdev);
+		break;
+	case NETDEV_DOWN:
 		xnic_dev_update_port(xdev);
 		break;
 	default:

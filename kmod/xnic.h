@@ -19,6 +19,7 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
@@ -41,6 +42,7 @@
  * @ndev: the netdev; a reference is held while the link is attached
  * @ndev_tracker: reference tracker for @ndev
  * @index: link number within the device, stable while attached
+ * @pt: receive hook for xnic frames on @ndev (dev_add_pack)
  * @rcu: deferred free
  */
 struct xnic_link {
@@ -50,6 +52,7 @@ struct xnic_link {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	u8 index;
+	struct packet_type pt;
 	struct rcu_head rcu;
 };
 
@@ -62,6 +65,14 @@ struct xnic_link {
  * @registered: ib_register_device() succeeded (RTNL)
  * @port_active: last port state reported to ib_core (RTNL)
  * @unreg_work: unregisters the device when its last member link is gone
+ * @node_id: this device's node id on the fabric
+ * @engine: the engine thread's state (engine.c)
+ * @peers: peer table (transport, peer.c)
+ * @qps: QPN -> struct xnic_qp (xa_alloc_cyclic_bh; lookups under the
+ *	xarray's lock: ib_core frees QPs without an RCU grace period)
+ * @qpn_next: xa_alloc_cyclic cursor for @qps (under its lock)
+ * @mrs: key >> 8 -> struct xnic_mr (xa_alloc; readers under RCU)
+ * @mr_gen: generation counter for the low 8 bits of MR keys
  */
 struct xnic_dev {
 	struct ib_device ibdev;
@@ -71,11 +82,13 @@ struct xnic_dev {
 	bool registered;
 	bool port_active;
 	struct work_struct unreg_work;
-};
-
-/** struct xnic_ucontext - a process's context @ibuc: ib_core's ucontext */
-struct xnic_ucontext {
-	struct ib_ucontext ibuc;
+	u16 node_id;
+	struct xnic_engine *engine;
+	struct xnic_peers *peers;
+	struct xarray qps;
+	u32 qpn_next;
+	struct xarray mrs;
+	atomic_t mr_gen;
 };
 
 static inline struct xnic_dev *to_xdev(struct ib_device *ibdev)

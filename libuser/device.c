@@ -82,15 +82,3 @@ int xnic_device_lookup(const char *name, struct xnic_device_info *info)
 	closedir(dir);
 	return err;
 }
-
-const char *xnic_strerror(int err)
-{
-	switch (err) {
-	case -ENODEV:
-		return "no such RDMA device";
-	case -ENXIO:
-		return "RDMA device has no uverbs node (is ib_uverbs loaded?)";
-	default:
-		return strerror(err < 0 ? -err : err);
-	}
-}

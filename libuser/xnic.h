@@ -3,22 +3,46 @@
  * libxnic - userspace library for xnic RDMA devices.
  *
  * Control path: ib_uverbs write() commands on /dev/infiniband/uverbsN.
- * Datapath: shared rings and doorbell records (uapi/xnic-abi.h).
+ * Datapath: shared rings and doorbell records (uapi/xnic-abi.h), driven by
+ * the static inline functions at the end of this file: posting work and
+ * reaping completions makes no system call (except the rare engine wakeup
+ * of rule D1). Documentation/libxnic.rst describes the whole API.
  *
- * Errors: functions returning int return 0 or a negative errno; they never
- * print. xnic_strerror() turns such a value into a message.
+ * Errors: functions returning int return 0 (or a count) or a negative
+ * errno; they never print. xnic_strerror() turns such a value into a
+ * message.
+ *
+ * Threads: the control path (open, create, destroy, connect) may be called
+ * from any thread. The datapath is not locked: one thread at a time may
+ * post to a QP's SQ, one to its RQ, and one may poll or wait on a CQ (the
+ * liburing rule). Destroying an object while another thread uses it is a
+ * bug.
  */
 #ifndef XNIC_LIB_H
 #define XNIC_LIB_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include("../uapi/xnic-abi.h")
+#include "../uapi/xnic-abi.h"	/* in the source tree */
+#else
+#include <xnic-abi.h>		/* installed beside this header */
+#endif
+#else
+#include "../uapi/xnic-abi.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define XNIC_NAME_MAX	64
+
+/* ============================ devices ============================== */
 
 /**
  * struct xnic_device_info - an RDMA device as seen in sysfs
@@ -51,6 +75,989 @@ int xnic_device_lookup(const char *name, struct xnic_device_info *info);
  * Return: a static string.
  */
 const char *xnic_strerror(int err);
+
+/**
+ * xnic_wc_status_str() - name of a completion status
+ * @status: enum xnic_wc_status (struct xnic_cqe.status)
+ * Return: a static string, e.g. "remote access error".
+ */
+const char *xnic_wc_status_str(unsigned int status);
+
+/**
+ * xnic_wc_opcode_str() - name of a completion opcode
+ * @opcode: enum xnic_wc_opcode (struct xnic_cqe.opcode)
+ * Return: a static string, e.g. "RDMA_WRITE".
+ */
+const char *xnic_wc_opcode_str(unsigned int opcode);
+
+/* ============================ objects ============================== */
+
+struct xnic_ctx;
+struct xnic_pd;
+
+/* Memory region access flags (values of enum ib_uverbs_access_flags). */
+#define XNIC_ACCESS_LOCAL_WRITE		(1U << 0)
+#define XNIC_ACCESS_REMOTE_WRITE	(1U << 1)	/* needs LOCAL_WRITE */
+#define XNIC_ACCESS_REMOTE_READ		(1U << 2)
+
+/**
+ * struct xnic_ctx_attr - what a context learnt from the kernel
+ * @node_id: this device's node id on the fabric
+ * @payload_mtu: payload bytes per frame on the smallest member link
+ * @port_state: IB port state (4 = ACTIVE) when the context was opened
+ * @active_mtu: IB path MTU of the port, bytes (256..4096)
+ * @max_msg_size: largest message, bytes
+ * @max_sge: SGEs per SQ WQE
+ * @max_recv_sge: SGEs per RQ WQE
+ * @max_inline: bytes of inline data per SQ WQE
+ * @max_qp_wr: largest SQ or RQ, entries
+ * @max_cqe: largest CQ, entries
+ * @num_comp_vectors: completion vectors of the device
+ */
+struct xnic_ctx_attr {
+	uint32_t node_id;
+	uint32_t payload_mtu;
+	uint32_t port_state;
+	uint32_t active_mtu;
+	uint32_t max_msg_size;
+	uint32_t max_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline;
+	uint32_t max_qp_wr;
+	uint32_t max_cqe;
+	uint32_t num_comp_vectors;
+};
+
+/**
+ * struct xnic_port_attr - result of xnic_query_port()
+ * @state: IB port state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE
+ * @phys_state: IB physical port state (5 = LINK_UP)
+ * @active_mtu: path MTU, bytes
+ * @max_mtu: largest path MTU, bytes
+ * @max_msg_size: largest message, bytes
+ */
+struct xnic_port_attr {
+	uint32_t state;
+	uint32_t phys_state;
+	uint32_t active_mtu;
+	uint32_t max_mtu;
+	uint32_t max_msg_size;
+};
+
+#define XNIC_PORT_ACTIVE	4
+
+/**
+ * struct xnic_mr - a registered memory region
+ * @lkey: local key (struct xnic_sge.lkey)
+ * @rkey: remote key (given to the peer for RDMA WRITE and READ)
+ * @addr: first byte registered
+ * @length: bytes registered
+ * @access: XNIC_ACCESS_* flags
+ *
+ * The fields after @access are the library's.
+ */
+struct xnic_mr {
+	uint32_t lkey;
+	uint32_t rkey;
+	void *addr;
+	size_t length;
+	unsigned int access;
+	/* private */
+	struct xnic_pd *pd;
+	uint32_t handle;
+	struct xnic_mr *prev, *next;
+};
+
+/**
+ * struct xnic_cq - a completion queue
+ *
+ * The first fields are read and written by the inline datapath functions
+ * below; do not touch them. The rest belongs to the library.
+ */
+struct xnic_cq {
+	/* datapath */
+	struct xnic_ring_hdr *hdr;	/* shared ring header */
+	struct xnic_cqe *cqes;		/* shared entries */
+	uint32_t mask;			/* entries - 1 */
+	uint32_t head;			/* our consumer index */
+	/* private */
+	struct xnic_ctx *ctx;
+	uint32_t handle;
+	uint32_t cqn;
+	uint32_t entries;
+	int channel_fd;			/* completion channel, -1 if none */
+	int armed;			/* REQ_NOTIFY_CQ sent, no event read */
+	unsigned int users;		/* QPs using this CQ */
+	void *map;
+	size_t map_size;
+	struct xnic_cq *prev, *next;
+};
+
+/**
+ * struct xnic_qp_cap - queue sizes of a QP (in: wanted; out: granted)
+ * @max_send_wr: SQ entries, rounded up to a power of two (0: 128)
+ * @max_recv_wr: RQ entries, rounded up to a power of two (0: 1)
+ * @max_send_sge: SGEs per SQ WQE (0: the device's maximum)
+ * @max_recv_sge: SGEs per RQ WQE
+ * @max_inline_data: inline bytes per SQ WQE
+ *
+ * The kernel may grant more than asked (the device's maximum SGEs and
+ * inline bytes); xnic_create_qp() writes back what it granted.
+ */
+struct xnic_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+/* One direction of a QP: a ring we produce into (datapath state). */
+struct xnic_wq {
+	struct xnic_ring_hdr *hdr;	/* shared ring header */
+	void *wqes;			/* shared entries */
+	uint32_t mask;			/* entries - 1 */
+	uint32_t entries;
+	uint32_t tail;			/* next entry we hand out */
+	uint32_t published;		/* last producer value stored */
+	uint32_t head_cache;		/* last consumer value seen */
+	uint32_t max_sge;
+};
+
+/**
+ * struct xnic_qp - a reliable connected queue pair
+ * @qpn: QP number (give it to the peer)
+ *
+ * Everything but @qpn belongs to the library and its inline functions.
+ */
+struct xnic_qp {
+	uint32_t qpn;
+	/* datapath */
+	struct xnic_wq sq;
+	struct xnic_wq rq;
+	uint32_t max_inline;
+	__u64 *db_word;		/* &ctx_page->db_bits[db_index / 64] */
+	__u64 db_bit;
+	__u64 *db_summary;		/* &ctx_page->db_summary */
+	__u64 db_summary_bit;
+	__u32 *engine_flags;		/* &ctx_page->engine_flags */
+	/* private */
+	struct xnic_ctx *ctx;
+	struct xnic_pd *pd;
+	struct xnic_cq *send_cq, *recv_cq;
+	uint32_t handle;
+	uint32_t db_index;
+	int state;
+	void *sq_map, *rq_map;
+	size_t sq_map_size, rq_map_size;
+	struct xnic_qp *prev, *next;
+};
+
+/* --------------------------- control path --------------------------- */
+
+/**
+ * xnic_open() - open an xnic device
+ * @name: RDMA device name, e.g. "xnic0"
+ * @ctxp: the new context on success
+ *
+ * Opens the device's uverbs node, creates the kernel context (GET_CONTEXT),
+ * checks the ABI sizes the kernel reports, maps the doorbell page and
+ * queries port 1.
+ * Return: 0; -ENODEV, -ENXIO (see xnic_device_lookup()); -EPROTO when the
+ * device does not speak this library's ABI (not an xnic device, or another
+ * version); -ENOMEM; or the errno of a failed open(), write() or mmap().
+ */
+int xnic_open(const char *name, struct xnic_ctx **ctxp);
+
+/**
+ * xnic_close() - close a context and free everything it still has
+ * @ctx: context (NULL is ignored)
+ *
+ * Unmaps every ring and closes the uverbs file: the kernel destroys every
+ * QP, CQ, MR and PD of the context. All pointers to them become invalid.
+ */
+void xnic_close(struct xnic_ctx *ctx);
+
+/**
+ * xnic_ctx_info() - what the kernel told us about the device
+ * @ctx: context
+ * Return: a pointer into @ctx, valid until xnic_close().
+ */
+const struct xnic_ctx_attr *xnic_ctx_info(const struct xnic_ctx *ctx);
+
+/**
+ * xnic_query_port() - the port's current state (QUERY_PORT)
+ * @ctx: context
+ * @attr: filled on success
+ * Return: 0 or -errno of the command.
+ */
+int xnic_query_port(struct xnic_ctx *ctx, struct xnic_port_attr *attr);
+
+/**
+ * struct xnic_async_event - an asynchronous event of the device
+ * @type: enum ib_event_type value, see XNIC_EVENT_*
+ * @qp: the QP it is about (QP events), or NULL
+ * @cq: the CQ it is about (CQ events), or NULL
+ * @port: the port it is about (port events), else 0
+ */
+struct xnic_async_event {
+	uint32_t type;
+	struct xnic_qp *qp;
+	struct xnic_cq *cq;
+	uint32_t port;
+};
+
+/* Values of enum ib_event_type. */
+#define XNIC_EVENT_CQ_ERR		0
+#define XNIC_EVENT_QP_FATAL		1
+#define XNIC_EVENT_QP_REQ_ERR		2
+#define XNIC_EVENT_QP_ACCESS_ERR	3
+#define XNIC_EVENT_COMM_EST		4
+#define XNIC_EVENT_SQ_DRAINED		5
+#define XNIC_EVENT_DEVICE_FATAL		8
+#define XNIC_EVENT_PORT_ACTIVE		9
+#define XNIC_EVENT_PORT_ERR		10
+#define XNIC_EVENT_QP_LAST_WQE_REACHED	16
+
+/**
+ * xnic_get_async_event() - read one asynchronous event, without blocking
+ * @ctx: context
+ * @ev: filled on success
+ * Return: 0; -EAGAIN when none is pending; -errno of read().
+ */
+int xnic_get_async_event(struct xnic_ctx *ctx, struct xnic_async_event *ev);
+
+/**
+ * xnic_async_fd() - file descriptor that polls readable with an event
+ * @ctx: context
+ * Return: the descriptor (owned by @ctx).
+ */
+int xnic_async_fd(const struct xnic_ctx *ctx);
+
+/**
+ * xnic_event_str() - name of an asynchronous event type
+ * @type: XNIC_EVENT_* value
+ * Return: a static string.
+ */
+const char *xnic_event_str(unsigned int type);
+
+/**
+ * xnic_alloc_pd() - allocate a protection domain
+ * @ctx: context
+ * @pdp: the new PD on success
+ * Return: 0, -ENOMEM or -errno of the command.
+ */
+int xnic_alloc_pd(struct xnic_ctx *ctx, struct xnic_pd **pdp);
+
+/**
+ * xnic_dealloc_pd() - free a protection domain
+ * @pd: PD without MRs or QPs
+ * Return: 0; -EBUSY when MRs or QPs still use it; -errno of the command.
+ * On error @pd stays valid.
+ */
+int xnic_dealloc_pd(struct xnic_pd *pd);
+
+/**
+ * xnic_reg_mr() - pin and register memory
+ * @pd: protection domain
+ * @addr: first byte
+ * @length: bytes (> 0)
+ * @access: XNIC_ACCESS_* (REMOTE_WRITE needs LOCAL_WRITE)
+ * @mrp: the new MR on success
+ * Return: 0; -EINVAL for a zero length or bad flags; -ENOMEM; -errno of
+ * the command (e.g. -EFAULT for unmapped memory).
+ */
+int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
+		unsigned int access, struct xnic_mr **mrp);
+
+/**
+ * xnic_dereg_mr() - unregister (and unpin) a memory region
+ * @mr: MR; freed on success
+ * Return: 0 or -errno of the command (the MR then stays valid).
+ */
+int xnic_dereg_mr(struct xnic_mr *mr);
+
+/**
+ * xnic_create_cq() - create a completion queue
+ * @ctx: context
+ * @entries: completions the CQ must hold (1..max_cqe); the ring gets
+ *	the next power of two above
+ * @cqp: the new CQ on success
+ *
+ * The CQ gets its own completion channel for xnic_cq_wait().
+ * Return: 0; -EINVAL; -ENOMEM; -EPROTO for a malformed kernel answer;
+ * -errno of a command or mmap().
+ */
+int xnic_create_cq(struct xnic_ctx *ctx, unsigned int entries,
+		   struct xnic_cq **cqp);
+
+/**
+ * xnic_destroy_cq() - destroy a completion queue
+ * @cq: CQ; freed on success
+ * Return: 0; -EBUSY when a QP still uses it; -errno of the command.
+ */
+int xnic_destroy_cq(struct xnic_cq *cq);
+
+/**
+ * xnic_cq_arm() - ask for one completion event (REQ_NOTIFY_CQ)
+ * @cq: CQ
+ * @solicited_only: only a solicited receive completion raises the event
+ *
+ * The event arrives on xnic_cq_fd() when the next completion is written.
+ * Return: 0 or -errno of the command.
+ */
+int xnic_cq_arm(struct xnic_cq *cq, int solicited_only);
+
+/**
+ * xnic_cq_fd() - the CQ's completion channel, for poll(2) and epoll
+ * @cq: CQ
+ * Return: a non-blocking descriptor owned by @cq.
+ */
+int xnic_cq_fd(const struct xnic_cq *cq);
+
+/**
+ * xnic_cq_read_events() - consume the completion events pending on a CQ
+ * @cq: CQ
+ * Return: the number consumed (0 when none), or -errno of read().
+ * Each event also disarms the CQ: call xnic_cq_arm() again.
+ */
+int xnic_cq_read_events(struct xnic_cq *cq);
+
+/**
+ * xnic_cq_wait() - block until the CQ has a completion or is in error
+ * @cq: CQ
+ * @timeout_ms: milliseconds; negative waits forever; 0 only checks
+ *
+ * Arms the CQ, re-checks the ring (so a completion written before arming
+ * is not missed), and sleeps in poll(2) on the completion channel.
+ * Return: 0 when xnic_poll_cq() has something to return (a completion or
+ * -EIO); -ETIMEDOUT; -EINTR when a signal came; -errno of a command.
+ */
+int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms);
+
+/**
+ * xnic_create_qp() - create a reliable connected QP (in the RESET state)
+ * @pd: protection domain of its MRs
+ * @send_cq: CQ of SQ completions
+ * @recv_cq: CQ of RQ completions (may equal @send_cq)
+ * @cap: wanted sizes, or NULL for defaults (128/128 WRs, all SGEs, full
+ *	inline); updated with the granted ones
+ * @qpp: the new QP on success
+ * Return: 0; -EINVAL for sizes beyond the device limits; -ENOMEM;
+ * -EPROTO for a malformed kernel answer; -errno of the command or mmap().
+ */
+int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
+		   struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
+		   struct xnic_qp **qpp);
+
+/**
+ * xnic_destroy_qp() - destroy a QP
+ * @qp: QP; freed on success
+ * Return: 0 or -errno of the command.
+ */
+int xnic_destroy_qp(struct xnic_qp *qp);
+
+/**
+ * xnic_connect_qp() - take a QP from RESET to RTS, connected to a peer
+ * @qp: QP in the RESET state
+ * @remote_node: the peer device's node id (its xnic_ctx_attr.node_id)
+ * @remote_qpn: the peer QP's number
+ * @local_psn: first PSN this QP sends (24 bits)
+ * @remote_psn: first PSN the peer sends (24 bits)
+ *
+ * Three EX_MODIFY_QP commands: INIT (remote write and read allowed),
+ * RTR (carries @remote_node in struct xnic_modify_qp_req), RTS.
+ * Return: 0 or -errno of the failed transition (the QP is then left in
+ * the state it reached; xnic_modify_qp_err() or destroy it).
+ */
+int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
+		    uint32_t remote_qpn, uint32_t local_psn,
+		    uint32_t remote_psn);
+
+/**
+ * xnic_modify_qp_err() - move a QP to the error state
+ * @qp: QP
+ *
+ * Outstanding WQEs complete with XNIC_WC_WR_FLUSH_ERR.
+ * Return: 0 or -errno of the command.
+ */
+int xnic_modify_qp_err(struct xnic_qp *qp);
+
+/**
+ * xnic_qp_wakeup() - wake the engine for a QP (the D1 syscall)
+ * @qp: QP
+ *
+ * Called by xnic_sq_submit() when the engine sleeps; not needed otherwise.
+ * Return: 0 or -errno of the POST_SEND command.
+ */
+int xnic_qp_wakeup(struct xnic_qp *qp);
+
+/* ============================= datapath ============================ */
+/*
+ * Posting, liburing style:
+ *
+ *	wqe = xnic_sq_get_wqe(qp);		// NULL: SQ full
+ *	xnic_prep_write(wqe, sge, 1, raddr, rkey, wr_id, XNIC_WQE_F_SIGNALED);
+ *	... more get/prep ...
+ *	xnic_sq_submit(qp);			// publish all, one doorbell
+ *
+ * or one call per WQE with xnic_post_write() and friends. A prep function
+ * that fails (-EINVAL: too many SGEs, inline data too long) leaves its
+ * WQE unusable: give it back with xnic_sq_unget() before submitting.
+ *
+ * Reaping: xnic_poll_cq() copies out up to max CQEs; xnic_cq_wait() sleeps
+ * until there is something to reap.
+ *
+ * Memory ordering (uapi/xnic-abi.h rules R1, R2, D1): entries are written
+ * before a store-release of the producer index; the kernel's indices are
+ * read with load-acquire; the doorbell uses full fences and atomic ORs.
+ */
+
+static inline unsigned int xnic__wq_space(struct xnic_wq *wq)
+{
+	uint32_t used = wq->tail - wq->head_cache;
+
+	if (used >= wq->entries) {
+		wq->head_cache = __atomic_load_n(&wq->hdr->consumer,
+						 __ATOMIC_ACQUIRE);
+		used = wq->tail - wq->head_cache;
+		/* A consumer ahead of us or too far behind: not trusted. */
+		if (used > wq->entries)
+			return 0;
+	}
+	return wq->entries - used;
+}
+
+/**
+ * xnic_sq_space() - free SQ entries
+ * @qp: QP
+ * Return: entries xnic_sq_get_wqe() can still hand out.
+ */
+static inline unsigned int xnic_sq_space(struct xnic_qp *qp)
+{
+	uint32_t used;
+
+	/* Refresh from the kernel every time: the caller wants a number. */
+	qp->sq.head_cache = __atomic_load_n(&qp->sq.hdr->consumer,
+					    __ATOMIC_ACQUIRE);
+	used = qp->sq.tail - qp->sq.head_cache;
+	return used > qp->sq.entries ? 0 : qp->sq.entries - used;
+}
+
+/**
+ * xnic_sq_get_wqe() - reserve the next SQ entry
+ * @qp: QP
+ * Return: the entry to fill with an xnic_prep_*() function, or NULL when
+ * the SQ is full (the kernel has not consumed enough yet).
+ */
+static inline struct xnic_sq_wqe *xnic_sq_get_wqe(struct xnic_qp *qp)
+{
+	struct xnic_sq_wqe *wqes = (struct xnic_sq_wqe *)qp->sq.wqes;
+
+	if (!xnic__wq_space(&qp->sq))
+		return NULL;
+	return &wqes[qp->sq.tail++ & qp->sq.mask];
+}
+
+/**
+ * xnic_sq_unget() - give back the last entry xnic_sq_get_wqe() returned
+ * @qp: QP
+ * Return: 0, or -EINVAL when there is no unsubmitted entry.
+ */
+static inline int xnic_sq_unget(struct xnic_qp *qp)
+{
+	if (qp->sq.tail == qp->sq.published)
+		return -EINVAL;
+	qp->sq.tail--;
+	return 0;
+}
+
+/**
+ * xnic_qp_doorbell() - rule D1: tell the engine the SQ has new entries
+ * @qp: QP whose producer index was just published
+ * Return: 0 or -errno of the wakeup syscall.
+ */
+static inline int xnic_qp_doorbell(struct xnic_qp *qp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(qp->db_word, __ATOMIC_RELAXED) & qp->db_bit))
+		__atomic_fetch_or(qp->db_word, qp->db_bit, __ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(qp->db_summary, __ATOMIC_RELAXED) &
+	      qp->db_summary_bit))
+		__atomic_fetch_or(qp->db_summary, qp->db_summary_bit,
+				  __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(qp->engine_flags, __ATOMIC_ACQUIRE) &
+	    XNIC_ENGINE_NEED_WAKEUP)
+		return xnic_qp_wakeup(qp);
+	return 0;
+}
+
+/**
+ * xnic_sq_submit() - publish every prepared SQ entry and ring the doorbell
+ * @qp: QP
+ * Return: the number of entries published (0: nothing to do), or -errno
+ * when the wakeup syscall failed (the entries are published all the same).
+ */
+static inline int xnic_sq_submit(struct xnic_qp *qp)
+{
+	uint32_t n = qp->sq.tail - qp->sq.published;
+	int err;
+
+	if (!n)
+		return 0;
+	__atomic_store_n(&qp->sq.hdr->producer, qp->sq.tail, __ATOMIC_RELEASE);
+	qp->sq.published = qp->sq.tail;
+	err = xnic_qp_doorbell(qp);
+	return err ? err : (int)n;
+}
+
+static inline int xnic__prep(struct xnic_sq_wqe *wqe, uint8_t opcode,
+			     const struct xnic_sge *sg, unsigned int nsge,
+			     uint64_t remote_addr, uint32_t rkey,
+			     uint32_t imm, uint64_t wr_id, unsigned int flags)
+{
+	unsigned int i;
+
+	if (nsge > XNIC_MAX_SGE ||
+	    (flags & ~(unsigned int)(XNIC_WQE_F_SIGNALED | XNIC_WQE_F_INLINE |
+				     XNIC_WQE_F_SOLICITED)))
+		return -EINVAL;
+	wqe->wr_id = wr_id;
+	wqe->opcode = opcode;
+	wqe->flags = (uint8_t)flags;
+	wqe->reserved0 = 0;
+	wqe->imm_data = imm;
+	wqe->remote_addr = remote_addr;
+	wqe->rkey = rkey;
+	if (flags & XNIC_WQE_F_INLINE) {
+		uint32_t len = 0;
+
+		if (opcode == XNIC_WR_RDMA_READ)
+			return -EINVAL;
+		for (i = 0; i < nsge; i++) {
+			if (sg[i].length > XNIC_MAX_INLINE - len)
+				return -EINVAL;
+			if (!sg[i].length)
+				continue;
+			memcpy(wqe->inline_data + len,
+			       (const void *)(uintptr_t)sg[i].addr,
+			       sg[i].length);
+			len += sg[i].length;
+		}
+		wqe->num_sge = 0;
+		wqe->inline_len = len;
+		return 0;
+	}
+	wqe->num_sge = (uint8_t)nsge;
+	wqe->inline_len = 0;
+	for (i = 0; i < nsge; i++)
+		wqe->sge[i] = sg[i];
+	return 0;
+}
+
+/**
+ * xnic_prep_write() - fill an SQ entry with an RDMA WRITE
+ * @wqe: from xnic_sq_get_wqe()
+ * @sg: local buffers, gathered in order
+ * @nsge: entries of @sg (0..XNIC_MAX_SGE)
+ * @remote_addr: target address in the peer's MR
+ * @rkey: the peer MR's rkey
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_SIGNALED, _INLINE (copy the data into the WQE now,
+ *	at most XNIC_MAX_INLINE bytes), _SOLICITED
+ * Return: 0 or -EINVAL.
+ */
+static inline int xnic_prep_write(struct xnic_sq_wqe *wqe,
+				  const struct xnic_sge *sg, unsigned int nsge,
+				  uint64_t remote_addr, uint32_t rkey,
+				  uint64_t wr_id, unsigned int flags)
+{
+	return xnic__prep(wqe, XNIC_WR_RDMA_WRITE, sg, nsge, remote_addr,
+			  rkey, 0, wr_id, flags);
+}
+
+/**
+ * xnic_prep_write_imm() - fill an SQ entry with an RDMA WRITE with
+ *	immediate data (consumes a receive WQE at the target)
+ * @wqe: from xnic_sq_get_wqe()
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @remote_addr: target address
+ * @rkey: target rkey
+ * @imm: immediate data, network byte order (as in the target's CQE)
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: 0 or -EINVAL.
+ */
+static inline int xnic_prep_write_imm(struct xnic_sq_wqe *wqe,
+				      const struct xnic_sge *sg,
+				      unsigned int nsge, uint64_t remote_addr,
+				      uint32_t rkey, uint32_t imm,
+				      uint64_t wr_id, unsigned int flags)
+{
+	return xnic__prep(wqe, XNIC_WR_RDMA_WRITE_WITH_IMM, sg, nsge,
+			  remote_addr, rkey, imm, wr_id, flags);
+}
+
+/**
+ * xnic_prep_send() - fill an SQ entry with a SEND
+ * @wqe: from xnic_sq_get_wqe()
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: 0 or -EINVAL.
+ */
+static inline int xnic_prep_send(struct xnic_sq_wqe *wqe,
+				 const struct xnic_sge *sg, unsigned int nsge,
+				 uint64_t wr_id, unsigned int flags)
+{
+	return xnic__prep(wqe, XNIC_WR_SEND, sg, nsge, 0, 0, 0, wr_id, flags);
+}
+
+/**
+ * xnic_prep_send_imm() - fill an SQ entry with a SEND with immediate data
+ * @wqe: from xnic_sq_get_wqe()
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @imm: immediate data, network byte order
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: 0 or -EINVAL.
+ */
+static inline int xnic_prep_send_imm(struct xnic_sq_wqe *wqe,
+				     const struct xnic_sge *sg,
+				     unsigned int nsge, uint32_t imm,
+				     uint64_t wr_id, unsigned int flags)
+{
+	return xnic__prep(wqe, XNIC_WR_SEND_WITH_IMM, sg, nsge, 0, 0, imm,
+			  wr_id, flags);
+}
+
+/**
+ * xnic_prep_read() - fill an SQ entry with an RDMA READ
+ * @wqe: from xnic_sq_get_wqe()
+ * @sg: local buffers the data is scattered into
+ * @nsge: entries of @sg
+ * @remote_addr: source address in the peer's MR
+ * @rkey: the peer MR's rkey
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_SIGNALED (INLINE is invalid for READ)
+ * Return: 0 or -EINVAL.
+ */
+static inline int xnic_prep_read(struct xnic_sq_wqe *wqe,
+				 const struct xnic_sge *sg, unsigned int nsge,
+				 uint64_t remote_addr, uint32_t rkey,
+				 uint64_t wr_id, unsigned int flags)
+{
+	return xnic__prep(wqe, XNIC_WR_RDMA_READ, sg, nsge, remote_addr, rkey,
+			  0, wr_id, flags);
+}
+
+/* Checks the QP's own limits, then get, prep, submit. */
+static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
+			     const struct xnic_sge *sg, unsigned int nsge,
+			     uint64_t remote_addr, uint32_t rkey, uint32_t imm,
+			     uint64_t wr_id, unsigned int flags)
+{
+	struct xnic_sq_wqe *wqe;
+	unsigned int i;
+	uint64_t len = 0;
+	int err;
+
+	if (nsge > qp->sq.max_sge)
+		return -EINVAL;
+	if (flags & XNIC_WQE_F_INLINE) {
+		for (i = 0; i < nsge; i++)
+			len += sg[i].length;
+		if (len > qp->max_inline)
+			return -EINVAL;
+	}
+	wqe = xnic_sq_get_wqe(qp);
+	if (!wqe)
+		return -EAGAIN;
+	err = xnic__prep(wqe, opcode, sg, nsge, remote_addr, rkey, imm, wr_id,
+			 flags);
+	if (err) {
+		xnic_sq_unget(qp);
+		return err;
+	}
+	err = xnic_sq_submit(qp);
+	return err < 0 ? err : 0;
+}
+
+/**
+ * xnic_post_write() - post one RDMA WRITE and ring the doorbell
+ * @qp: connected QP
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @remote_addr: target address
+ * @rkey: target rkey
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: 0; -EAGAIN when the SQ is full; -EINVAL; -errno of the wakeup.
+ */
+static inline int xnic_post_write(struct xnic_qp *qp,
+				  const struct xnic_sge *sg, unsigned int nsge,
+				  uint64_t remote_addr, uint32_t rkey,
+				  uint64_t wr_id, unsigned int flags)
+{
+	return xnic__post(qp, XNIC_WR_RDMA_WRITE, sg, nsge, remote_addr, rkey,
+			  0, wr_id, flags);
+}
+
+/**
+ * xnic_post_write_imm() - post one RDMA WRITE with immediate data
+ * @qp: connected QP
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @remote_addr: target address
+ * @rkey: target rkey
+ * @imm: immediate data, network byte order
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: as xnic_post_write().
+ */
+static inline int xnic_post_write_imm(struct xnic_qp *qp,
+				      const struct xnic_sge *sg,
+				      unsigned int nsge, uint64_t remote_addr,
+				      uint32_t rkey, uint32_t imm,
+				      uint64_t wr_id, unsigned int flags)
+{
+	return xnic__post(qp, XNIC_WR_RDMA_WRITE_WITH_IMM, sg, nsge,
+			  remote_addr, rkey, imm, wr_id, flags);
+}
+
+/**
+ * xnic_post_write_inline() - post one RDMA WRITE of data copied into the WQE
+ * @qp: connected QP
+ * @data: bytes to write (may be reused as soon as this returns)
+ * @len: at most the QP's max_inline_data
+ * @remote_addr: target address
+ * @rkey: target rkey
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_* (INLINE is implied)
+ * Return: as xnic_post_write().
+ */
+static inline int xnic_post_write_inline(struct xnic_qp *qp, const void *data,
+					 uint32_t len, uint64_t remote_addr,
+					 uint32_t rkey, uint64_t wr_id,
+					 unsigned int flags)
+{
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)data, .length = len, .lkey = 0,
+	};
+
+	return xnic__post(qp, XNIC_WR_RDMA_WRITE, &sge, 1, remote_addr, rkey,
+			  0, wr_id, flags | XNIC_WQE_F_INLINE);
+}
+
+/**
+ * xnic_post_send() - post one SEND (consumes a receive WQE at the peer)
+ * @qp: connected QP
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: as xnic_post_write().
+ */
+static inline int xnic_post_send(struct xnic_qp *qp, const struct xnic_sge *sg,
+				 unsigned int nsge, uint64_t wr_id,
+				 unsigned int flags)
+{
+	return xnic__post(qp, XNIC_WR_SEND, sg, nsge, 0, 0, 0, wr_id, flags);
+}
+
+/**
+ * xnic_post_send_imm() - post one SEND with immediate data
+ * @qp: connected QP
+ * @sg: local buffers
+ * @nsge: entries of @sg
+ * @imm: immediate data, network byte order
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_*
+ * Return: as xnic_post_write().
+ */
+static inline int xnic_post_send_imm(struct xnic_qp *qp,
+				     const struct xnic_sge *sg,
+				     unsigned int nsge, uint32_t imm,
+				     uint64_t wr_id, unsigned int flags)
+{
+	return xnic__post(qp, XNIC_WR_SEND_WITH_IMM, sg, nsge, 0, 0, imm,
+			  wr_id, flags);
+}
+
+/**
+ * xnic_post_read() - post one RDMA READ
+ * @qp: connected QP
+ * @sg: local buffers the data lands in
+ * @nsge: entries of @sg
+ * @remote_addr: source address at the peer
+ * @rkey: the peer MR's rkey (registered with REMOTE_READ)
+ * @wr_id: returned in the CQE
+ * @flags: XNIC_WQE_F_SIGNALED
+ * Return: as xnic_post_write().
+ */
+static inline int xnic_post_read(struct xnic_qp *qp, const struct xnic_sge *sg,
+				 unsigned int nsge, uint64_t remote_addr,
+				 uint32_t rkey, uint64_t wr_id,
+				 unsigned int flags)
+{
+	return xnic__post(qp, XNIC_WR_RDMA_READ, sg, nsge, remote_addr, rkey,
+			  0, wr_id, flags);
+}
+
+/**
+ * xnic_rq_get_wqe() - reserve the next RQ entry
+ * @qp: QP
+ * Return: the entry, or NULL when the RQ is full.
+ */
+static inline struct xnic_rq_wqe *xnic_rq_get_wqe(struct xnic_qp *qp)
+{
+	struct xnic_rq_wqe *wqes = (struct xnic_rq_wqe *)qp->rq.wqes;
+
+	if (!xnic__wq_space(&qp->rq))
+		return NULL;
+	return &wqes[qp->rq.tail++ & qp->rq.mask];
+}
+
+/**
+ * xnic_prep_recv() - fill an RQ entry
+ * @wqe: from xnic_rq_get_wqe()
+ * @sg: buffers an incoming SEND is scattered into
+ * @nsge: entries of @sg (0..XNIC_MAX_RECV_SGE)
+ * @wr_id: returned in the CQE
+ * Return: 0 or -EINVAL (give the entry back with xnic_rq_unget()).
+ */
+static inline int xnic_prep_recv(struct xnic_rq_wqe *wqe,
+				 const struct xnic_sge *sg, unsigned int nsge,
+				 uint64_t wr_id)
+{
+	unsigned int i;
+
+	if (nsge > XNIC_MAX_RECV_SGE)
+		return -EINVAL;
+	wqe->wr_id = wr_id;
+	wqe->num_sge = (uint8_t)nsge;
+	memset(wqe->reserved, 0, sizeof(wqe->reserved));
+	for (i = 0; i < nsge; i++)
+		wqe->sge[i] = sg[i];
+	return 0;
+}
+
+/**
+ * xnic_rq_unget() - give back the last entry xnic_rq_get_wqe() returned
+ * @qp: QP
+ * Return: 0, or -EINVAL when there is no unsubmitted entry.
+ */
+static inline int xnic_rq_unget(struct xnic_qp *qp)
+{
+	if (qp->rq.tail == qp->rq.published)
+		return -EINVAL;
+	qp->rq.tail--;
+	return 0;
+}
+
+/**
+ * xnic_rq_submit() - publish every prepared RQ entry (no doorbell needed)
+ * @qp: QP
+ * Return: the number of entries published.
+ */
+static inline int xnic_rq_submit(struct xnic_qp *qp)
+{
+	uint32_t n = qp->rq.tail - qp->rq.published;
+
+	if (n) {
+		__atomic_store_n(&qp->rq.hdr->producer, qp->rq.tail,
+				 __ATOMIC_RELEASE);
+		qp->rq.published = qp->rq.tail;
+	}
+	return (int)n;
+}
+
+/**
+ * xnic_post_recv() - post one receive buffer list
+ * @qp: QP (receives may be posted before it is connected)
+ * @sg: buffers
+ * @nsge: entries of @sg (at most the QP's max_recv_sge)
+ * @wr_id: returned in the CQE
+ * A slot comes free when the kernel's RQ consumer index passes it, which
+ * may be a little after its completion is visible: a program that reposts
+ * on each receive completion into a full RQ must retry on -EAGAIN.
+ * Return: 0; -EAGAIN when the RQ is full; -EINVAL.
+ */
+static inline int xnic_post_recv(struct xnic_qp *qp, const struct xnic_sge *sg,
+				 unsigned int nsge, uint64_t wr_id)
+{
+	struct xnic_rq_wqe *wqe;
+
+	if (nsge > qp->rq.max_sge)
+		return -EINVAL;
+	wqe = xnic_rq_get_wqe(qp);
+	if (!wqe)
+		return -EAGAIN;
+	if (xnic_prep_recv(wqe, sg, nsge, wr_id)) {
+		xnic_rq_unget(qp);
+		return -EINVAL;
+	}
+	xnic_rq_submit(qp);
+	return 0;
+}
+
+/*
+ * Entries ready in a CQ, checked: 0..entries, or -EIO when the CQ is in
+ * error and drained, or the producer is beyond anything valid.
+ */
+static inline int xnic__cq_ready(struct xnic_cq *cq)
+{
+	uint32_t prod, avail;
+
+	prod = __atomic_load_n(&cq->hdr->producer, __ATOMIC_ACQUIRE);
+	avail = prod - cq->head;
+	if (!avail) {
+		if (!(__atomic_load_n(&cq->hdr->flags, __ATOMIC_ACQUIRE) &
+		      XNIC_RING_F_ERROR))
+			return 0;
+		/* CQEs written before the flag are still to be reaped. */
+		prod = __atomic_load_n(&cq->hdr->producer, __ATOMIC_ACQUIRE);
+		avail = prod - cq->head;
+		if (!avail)
+			return -EIO;
+	}
+	if (avail > cq->mask + 1)
+		return -EIO;
+	return (int)avail;
+}
+
+/**
+ * xnic_poll_cq() - reap completions
+ * @cq: CQ
+ * @cqes: array the completions are copied to
+ * @max: its length
+ * Return: the number of completions copied (0: none); -EIO when the CQ
+ * is in the error state (overflow, or the kernel gave up on it) and every
+ * completion written before has been reaped; -EINVAL for @max < 0.
+ */
+static inline int xnic_poll_cq(struct xnic_cq *cq, struct xnic_cqe *cqes,
+			       int max)
+{
+	int n, i;
+
+	if (max < 0)
+		return -EINVAL;
+	n = xnic__cq_ready(cq);
+	if (n <= 0)
+		return n;
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++)
+		memcpy(&cqes[i], &cq->cqes[(cq->head + (uint32_t)i) & cq->mask],
+		       sizeof(*cqes));
+	cq->head += (uint32_t)n;
+	__atomic_store_n(&cq->hdr->consumer, cq->head, __ATOMIC_RELEASE);
+	return n;
+}
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,56 @@
 /* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
 /*
- * xnic user/kernel ABI: driver data passed through ib_uverbs (udata), and
- * the layouts of the rings and doorbells shared between libuser and the
- * kernel engine.
+ * xnic user/kernel ABI: the driver data passed through ib_uverbs (udata),
+ * and the layouts of the rings and doorbells that libxnic and the kernel
+ * engine share. This file is the whole contract; Documentation/uapi.rst
+ * explains it.
  *
- * Versioning follows efa-abi.h: every struct has a comp_mask and reserved
- * fields; the kernel accepts a longer input only when the tail it does not
- * know is zero, and never writes past the output length userspace gave.
+ * Versioning (the efa-abi.h way): every udata struct starts with a
+ * comp_mask and has reserved fields. The kernel accepts an input longer than
+ * it knows only when the unknown tail is zero (ib_is_udata_cleared()), and
+ * writes at most the output length userspace gave (a shorter, older output
+ * struct gets a truncated copy). New fields are only ever appended.
+ *
+ * ===================== Shared memory and its rules =====================
+ *
+ * Objects mapped into the process (each with mmap(2) of the key and size
+ * returned by the command that created it; MAP_SHARED, exact size):
+ *   - per ucontext: one context page (struct xnic_ctx_page): the engine's
+ *     NEED_WAKEUP flag and the doorbell bitmap;
+ *   - per CQ: one ring of struct xnic_cqe      (kernel produces, user consumes)
+ *   - per QP: one SQ ring of struct xnic_sq_wqe (user produces, kernel consumes)
+ *             one RQ ring of struct xnic_rq_wqe (user produces, kernel consumes)
+ * A ring mapping is a struct xnic_ring_hdr followed by 2^n entries.
+ *
+ * Indices are free-running u32 counters; entry i lives in slot
+ * (i & (entries - 1)). A ring is empty when producer == consumer and full
+ * when producer - consumer == entries.
+ *
+ * Ordering (C11 terms; the kernel uses smp_load_acquire/smp_store_release
+ * and smp_mb()):
+ *  R1 producer: write the entry, then store-release the producer index.
+ *  R2 consumer: load-acquire the producer index, read entries below it, then
+ *     store-release the consumer index (the slot may be reused after).
+ *  D1 doorbell (user, after posting to an SQ): full fence; set bit
+ *     (db_index % 64) of db_bits[db_index / 64] and bit (db_index / 64) of
+ *     db_summary (atomic OR; a bit already seen set may be skipped); full
+ *     fence; load engine_flags; only if XNIC_ENGINE_NEED_WAKEUP is set, make
+ *     the wakeup syscall: IB_USER_VERBS_CMD_POST_SEND with zero work
+ *     requests on that QP. Posting to an RQ needs no doorbell.
+ *  D2 engine: exchange db_summary and each word it names with 0 (full
+ *     barrier), then load-acquire the SQ producer of every QP named. Before
+ *     sleeping it sets XNIC_ENGINE_NEED_WAKEUP, issues a full barrier and
+ *     re-checks every db_summary; it sleeps only when all are zero. Thus a
+ *     post is never missed: either the engine sees the bit, or the user sees
+ *     the flag.
+ *
+ * Trust (the kernel's side; see rxe_queue.h for the history): everything in
+ * shared memory is hostile. The kernel keeps its own copy of the index it
+ * owns and never reads it back; it masks every index it reads; a producer
+ * index more than `entries` ahead of the consumer moves the QP to the error
+ * state; a WQE is copied out of the ring once, and only the copy is
+ * validated and used. Userspace must treat the kernel's indices the same
+ * way only for robustness, not safety.
  */
 #ifndef XNIC_ABI_USER_H
 #define XNIC_ABI_USER_H
@@ -14,6 +58,292 @@
 #include <linux/types.h>
 
 /* ib_device_ops.uverbs_abi_ver; bumped only for incompatible changes. */
-#define XNIC_UVERBS_ABI_VERSION 1
+#define XNIC_UVERBS_ABI_VERSION	1
+
+/* ------------------------------ limits ------------------------------ */
+
+#define XNIC_MAX_SGE		6	/* per SQ WQE */
+#define XNIC_MAX_RECV_SGE	3	/* per RQ WQE */
+#define XNIC_MAX_INLINE		96	/* bytes of inline data per SQ WQE */
+#define XNIC_MAX_QP_WR		4096	/* SQ or RQ entries */
+#define XNIC_MAX_CQE		65536	/* CQ entries */
+#define XNIC_DB_WORDS		64	/* doorbell bitmap: 64 x 64 QP slots */
+#define XNIC_MAX_QP_PER_CTX	(XNIC_DB_WORDS * 64)
+
+/* ------------------------------ rings ------------------------------- */
+
+#define XNIC_RING_HDR_SIZE	256
+
+/* xnic_ring_hdr.flags, written by the kernel */
+#define XNIC_RING_F_ERROR	0x1U	/* QP or CQ in the error state */
+
+/**
+ * struct xnic_ring_hdr - start of every ring mapping (256 bytes)
+ * @producer: next index the producer will fill (written by producer only)
+ * @consumer: next index the consumer will read (written by consumer only)
+ * @flags: XNIC_RING_F_*, written by the kernel
+ *
+ * Each field has its own 64-byte cache line.
+ */
+struct xnic_ring_hdr {
+	__u32 producer;
+	__u32 pad0[15];
+	__u32 consumer;
+	__u32 pad1[15];
+	__u32 flags;
+	__u32 pad2[15];
+	__u32 reserved[16];
+};
+
+/* ---------------------------- SQ entries ---------------------------- */
+
+enum xnic_wr_opcode {
+	XNIC_WR_RDMA_WRITE		= 0,
+	XNIC_WR_RDMA_WRITE_WITH_IMM	= 1,
+	XNIC_WR_SEND			= 2,
+	XNIC_WR_SEND_WITH_IMM		= 3,
+	XNIC_WR_RDMA_READ		= 4,
+};
+
+/* xnic_sq_wqe.flags */
+#define XNIC_WQE_F_SIGNALED	0x1U	/* post a CQE on success */
+#define XNIC_WQE_F_INLINE	0x2U	/* data in inline_data */
+#define XNIC_WQE_F_SOLICITED	0x4U	/* solicited event at target */
+
+/**
+ * struct xnic_sge - scatter/gather element (16 bytes)
+ * @addr: virtual address in the MR named by @lkey
+ * @length: bytes
+ * @lkey: local key of a memory region of the QP's PD
+ */
+struct xnic_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/**
+ * struct xnic_sq_wqe - send queue entry (128 bytes)
+ * @wr_id: returned in the CQE
+ * @opcode: enum xnic_wr_opcode
+ * @flags: XNIC_WQE_F_*
+ * @num_sge: used entries of @sge (0..XNIC_MAX_SGE); ignored when inline
+ * @reserved0: zero
+ * @imm_data: immediate data, network byte order (the *_WITH_IMM opcodes)
+ * @remote_addr: target virtual address (RDMA WRITE and READ)
+ * @rkey: target memory key (RDMA WRITE and READ)
+ * @inline_len: bytes in @inline_data when XNIC_WQE_F_INLINE (0..96)
+ * @sge: local buffers, gathered (SEND, WRITE) or scattered (READ)
+ * @inline_data: the payload itself (SEND and WRITE only)
+ *
+ * A zero-length operation (num_sge 0, or only zero-length SGEs) is legal.
+ */
+struct xnic_sq_wqe {
+	__u64 wr_id;
+	__u8 opcode;
+	__u8 flags;
+	__u8 num_sge;
+	__u8 reserved0;
+	__u32 imm_data;
+	__u64 remote_addr;
+	__u32 rkey;
+	__u32 inline_len;
+	union {
+		struct xnic_sge sge[XNIC_MAX_SGE];
+		__u8 inline_data[XNIC_MAX_INLINE];
+	};
+};
+
+/**
+ * struct xnic_rq_wqe - receive queue entry (64 bytes)
+ * @wr_id: returned in the CQE
+ * @num_sge: used entries of @sge (0..XNIC_MAX_RECV_SGE)
+ * @reserved: zero
+ * @sge: buffers an incoming SEND is scattered into
+ */
+struct xnic_rq_wqe {
+	__u64 wr_id;
+	__u8 num_sge;
+	__u8 reserved[7];
+	struct xnic_sge sge[XNIC_MAX_RECV_SGE];
+};
+
+/* ---------------------------- CQ entries ---------------------------- */
+
+/* Values of enum ib_wc_opcode (include/rdma/ib_verbs.h). */
+enum xnic_wc_opcode {
+	XNIC_WC_SEND			= 0,
+	XNIC_WC_RDMA_WRITE		= 1,
+	XNIC_WC_RDMA_READ		= 2,
+	XNIC_WC_RECV			= 128,
+	XNIC_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+/* Values of enum ib_wc_status (IBTA 1.4 table 10.7.2.x, ibv_wc_status). */
+enum xnic_wc_status {
+	XNIC_WC_SUCCESS			= 0,
+	XNIC_WC_LOC_LEN_ERR		= 1,
+	XNIC_WC_LOC_QP_OP_ERR		= 2,
+	XNIC_WC_LOC_PROT_ERR		= 4,
+	XNIC_WC_WR_FLUSH_ERR		= 5,
+	XNIC_WC_BAD_RESP_ERR		= 7,
+	XNIC_WC_LOC_ACCESS_ERR		= 8,
+	XNIC_WC_REM_INV_REQ_ERR		= 9,
+	XNIC_WC_REM_ACCESS_ERR		= 10,
+	XNIC_WC_REM_OP_ERR		= 11,
+	XNIC_WC_RETRY_EXC_ERR		= 12,
+	XNIC_WC_RNR_RETRY_EXC_ERR	= 13,
+	XNIC_WC_FATAL_ERR		= 19,
+	XNIC_WC_GENERAL_ERR		= 21,
+};
+
+/* xnic_cqe.flags */
+#define XNIC_CQE_F_IMM		0x1U	/* imm_data is valid */
+
+/**
+ * struct xnic_cqe - completion queue entry (32 bytes)
+ * @wr_id: the WQE's wr_id
+ * @status: enum xnic_wc_status
+ * @opcode: enum xnic_wc_opcode
+ * @flags: XNIC_CQE_F_*
+ * @reserved0: zero
+ * @byte_len: bytes received (RECV) or transferred
+ * @imm_data: immediate data, network byte order, with XNIC_CQE_F_IMM
+ * @qp_num: local QP number
+ * @src_qp: remote QP number (receive completions)
+ * @src_node: remote node id (receive completions)
+ * @reserved1: zero
+ */
+struct xnic_cqe {
+	__u64 wr_id;
+	__u8 status;
+	__u8 opcode;
+	__u8 flags;
+	__u8 reserved0;
+	__u32 byte_len;
+	__u32 imm_data;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u16 src_node;
+	__u16 reserved1;
+};
+
+/* --------------------------- context page --------------------------- */
+
+/* xnic_ctx_page.engine_flags, written by the kernel */
+#define XNIC_ENGINE_NEED_WAKEUP	0x1U
+
+/**
+ * struct xnic_ctx_page - per-ucontext shared page
+ * @engine_flags: XNIC_ENGINE_*, written by the kernel
+ * @pad0: keeps @engine_flags on its own cache line
+ * @db_summary: bit w set: db_bits[w] may have bits set (rule D1/D2)
+ * @pad1: keeps @db_summary on its own cache line
+ * @db_bits: bit (i % 64) of word (i / 64): QP with db_index i was rung
+ */
+struct xnic_ctx_page {
+	__u32 engine_flags;
+	__u32 pad0[15];
+	__u64 db_summary;
+	__u64 pad1[7];
+	__u64 db_bits[XNIC_DB_WORDS];
+};
+
+/* ------------------------------ udata ------------------------------- */
+
+/**
+ * struct xnic_alloc_ucontext_resp - GET_CONTEXT driver output
+ * @comp_mask: zero
+ * @ctx_page_key: mmap offset of the struct xnic_ctx_page
+ * @ctx_page_size: its mapping size, bytes
+ * @node_id: this device's node id on the fabric
+ * @payload_mtu: payload bytes per frame on the smallest member link
+ * @max_sge: XNIC_MAX_SGE
+ * @max_recv_sge: XNIC_MAX_RECV_SGE
+ * @max_inline: XNIC_MAX_INLINE
+ * @sq_wqe_size: sizeof(struct xnic_sq_wqe)
+ * @rq_wqe_size: sizeof(struct xnic_rq_wqe)
+ * @cqe_size: sizeof(struct xnic_cqe)
+ * @reserved: zero
+ */
+struct xnic_alloc_ucontext_resp {
+	__u64 comp_mask;
+	__u64 ctx_page_key;
+	__u32 ctx_page_size;
+	__u32 node_id;
+	__u32 payload_mtu;
+	__u16 max_sge;
+	__u16 max_recv_sge;
+	__u16 max_inline;
+	__u16 sq_wqe_size;
+	__u16 rq_wqe_size;
+	__u16 cqe_size;
+	__u32 reserved[4];
+};
+
+/**
+ * struct xnic_create_cq_resp - CREATE_CQ driver output
+ * @comp_mask: zero
+ * @ring_key: mmap offset of the CQ ring
+ * @ring_size: mapping size, bytes (header + entries)
+ * @entries: ring entries, a power of two
+ * @cqn: CQ number (for messages only)
+ */
+struct xnic_create_cq_resp {
+	__u64 comp_mask;
+	__u64 ring_key;
+	__u32 ring_size;
+	__u32 entries;
+	__u32 cqn;
+	__u32 reserved;
+};
+
+/**
+ * struct xnic_create_qp_req - CREATE_QP driver input (optional)
+ * @comp_mask: zero
+ * @reserved: zero (traffic class comes here with flow control)
+ */
+struct xnic_create_qp_req {
+	__u64 comp_mask;
+	__u64 reserved;
+};
+
+/**
+ * struct xnic_create_qp_resp - CREATE_QP driver output
+ * @comp_mask: zero
+ * @sq_key: mmap offset of the SQ ring
+ * @rq_key: mmap offset of the RQ ring
+ * @sq_size: SQ mapping size, bytes
+ * @rq_size: RQ mapping size, bytes
+ * @sq_entries: SQ ring entries, a power of two
+ * @rq_entries: RQ ring entries, a power of two
+ * @db_index: the QP's slot in xnic_ctx_page.db_bits
+ * @reserved: zero
+ */
+struct xnic_create_qp_resp {
+	__u64 comp_mask;
+	__u64 sq_key;
+	__u64 rq_key;
+	__u32 sq_size;
+	__u32 rq_size;
+	__u32 sq_entries;
+	__u32 rq_entries;
+	__u32 db_index;
+	__u32 reserved;
+};
+
+/**
+ * struct xnic_modify_qp_req - EX_MODIFY_QP driver input
+ * @comp_mask: zero
+ * @remote_node: node id of the peer; required with IB_QP_DEST_QPN
+ *	(RTR transition). Legacy MODIFY_QP carries no driver data, so
+ *	connecting needs EX_MODIFY_QP.
+ * @reserved: zero
+ */
+struct xnic_modify_qp_req {
+	__u64 comp_mask;
+	__u32 remote_node;
+	__u32 reserved;
+};
 
 #endif /* XNIC_ABI_USER_H */

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - memory regions: pinned user pages (ib_umem), the key table the
+ * engine looks keys up in, and copies into and out of registered memory.
+ *
+ * Keys: lkey == rkey == (table index << 8) | generation. The generation is
+ * the low byte of a device-wide counter bumped on every registration, so a
+ * key that was deregistered does not name the next MR that reuses its
+ * table slot (rxe and siw fix history).
+ *
+ * Lifetime: the table holds one reference; xnic_mr_get() takes one for the
+ * engine under RCU. dereg_mr removes the key from the table, drops the
+ * table's reference, waits until the engine has put its own, and only then
+ * unpins the pages. The struct itself is freed after an RCU grace period,
+ * because a lookup may still be reading it.
+ */
+#include <linux/highmem.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "xnic.h"
+#include "verbs.h"
+
+/*
+ * Access flags we accept. There are no atomic opcodes, so REMOTE_ATOMIC
+ * grants nothing, but applications ask for it by habit; optional flags
+ * (IB_ACCESS_OPTIONAL) may be ignored by definition.
+ */
+#define XNIC_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_OPTIONAL)
+#define XNIC_MR_INDEX_MAX	((1U << 24) - 1)
+#define XNIC_WAIT_WARN		(10 * HZ)
+
+static int xnic_mr_pages(struct xnic_mr *mr)
+{
+	struct sg_page_iter iter;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
+		if (i == mr->npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	/* ib_umem_get() pins exactly the pages the range touches. */
+	if (WARN_ON_ONCE(i != mr->npages)) {
+		kvfree(mr->pages);
+		mr->pages = NULL;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/**
+ * xnic_reg_user_mr() - ib_device_ops.reg_user_mr: pin and register memory
+ * @ibpd: protection domain
+ * @start: user virtual address of the first byte
+ * @length: bytes, at least 1
+ * @virt_addr: the address the region is known by (iova); ib_uverbs has
+ *	checked that it has the same offset in its page as @start
+ * @access: IB_ACCESS_* flags
+ * @udata: driver data (none defined; input must be zero)
+ *
+ * Context: process context, may sleep.
+ * Return: the MR, or ERR_PTR(-EOPNOTSUPP) for unsupported access flags
+ * (memory windows, on-demand paging, zero-based MRs),
+ * -EINVAL for a bad range or non-zero udata, -ENOMEM when the key table is
+ * full, or ib_umem_get()'s error.
+ */
+struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 virt_addr, int access,
+			       struct ib_udata *udata)
+{
+	struct xnic_dev *xdev = to_xdev(ibpd->device);
+	struct xnic_mr *mr;
+	u64 end;
+	u32 idx;
+	int err;
+
+	if (!udata)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	if (access & ~XNIC_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!length || check_add_overflow(virt_addr, length, &end) ||
+	    check_add_overflow(start, length, &end))
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	err = xnic_mr_pages(mr);
+	if (err)
+		goto err_umem;
+
+	mr->pd = to_xpd(ibpd);
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->offset = ib_umem_offset(mr->umem);
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+
+	/* Reserve a slot, then publish the MR only once its key is set. */
+	err = xa_alloc(&xdev->mrs, &idx, NULL, XA_LIMIT(1, XNIC_MR_INDEX_MAX),
+		       GFP_KERNEL);
+	if (err) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_pages;
+	}
+	mr->key = (idx << 8) |
+		  ((u32)atomic_inc_return(&xdev->mr_gen) & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	err = xa_err(xa_store(&xdev->mrs, idx, mr, GFP_KERNEL));
+	if (err) {
+		xa_erase(&xdev->mrs, idx);
+		goto err_pages;
+	}
+	xnic_dbg(xdev, "key %#x iova %#llx length %llu access %#x\n", mr->key,
+		 virt_addr, length, access);
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_umem:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+/**
+ * xnic_dereg_mr() - ib_device_ops.dereg_mr: unregister and unpin
+ * @ibmr: the MR
+ * @udata: unused
+ *
+ * Waits until the engine has put every reference it took.
+ *
+ * Context: process context, may sleep.
+ * Return: 0.
+ */
+int xnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct xnic_mr *mr = to_xmr(ibmr);
+	struct xnic_dev *xdev = to_xdev(ibmr->device);
+
+	xa_erase(&xdev->mrs, mr->key >> 8);
+	xnic_mr_put(mr);
+	while (!wait_for_completion_timeout(&mr->released, XNIC_WAIT_WARN))
+		ibdev_warn(&xdev->ibdev, "MR %#x: still in use by the engine\n",
+			   mr->key);
+
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * xnic_mr_get() - look up and check a memory key for an access
+ * @xdev: device
+ * @key: lkey or rkey, as given by the WQE or the wire
+ * @pd: protection domain the user of the key belongs to
+ * @access: IB_ACCESS_* bits the access needs (IB_ACCESS_LOCAL_WRITE,
+ *	IB_ACCESS_REMOTE_WRITE, IB_ACCESS_REMOTE_READ), 0 for a local read
+ * @addr: first byte accessed (virtual address in the MR's iova space)
+ * @len: bytes accessed; 0 is legal (the key is still checked)
+ * @status: set to an XNIC_WC_* code on failure: XNIC_WC_LOC_PROT_ERR for a
+ *	key that does not exist, belongs to another PD, lacks the access or
+ *	does not cover [@addr, @addr + @len). The caller turns it into
+ *	XNIC_WC_REM_ACCESS_ERR when the key came from the peer.
+ *
+ * The range check cannot wrap: @addr - iova and @len are both bounded by
+ * the MR's length. A returned MR is referenced; put it with xnic_mr_put().
+ *
+ * Context: any context but hard IRQ; takes no lock.
+ * Return: the MR, or NULL with *@status set.
+ */
+struct xnic_mr *xnic_mr_get(struct xnic_dev *xdev, u32 key,
+			    struct xnic_pd *pd, int access, u64 addr, u64 len,
+			    int *status)
+{
+	struct xnic_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&xdev->mrs, key >> 8);
+	if (mr && (mr->key != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		goto err;
+
+	if (mr->pd != pd || (mr->access & access) != access ||
+	    addr < mr->iova || len > mr->length ||
+	    addr - mr->iova > mr->length - len) {
+		xnic_mr_put(mr);
+		goto err;
+	}
+	return mr;
+
+err:
+	*status = XNIC_WC_LOC_PROT_ERR;
+	return NULL;
+}
+
+/**
+ * xnic_mr_put() - drop a reference taken by xnic_mr_get()
+ * @mr: the MR
+ *
+ * Context: any context but hard IRQ.
+ */
+void xnic_mr_put(struct xnic_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/*
+ * Walk [addr, addr + len) of @mr page by page. @fn gets the kernel mapping
+ * of each piece and its offset within the whole copy.
+ */
+static int xnic_mr_walk(struct xnic_mr *mr, u64 addr, u32 len,
+			int (*fn)(void *va, u32 done, u32 n, void *arg),
+			void *arg, bool write)
+{
+	u64 off;
+	u32 done = 0;
+	int err = 0;
+
+	if (addr < mr->iova || len > mr->length ||
+	    addr - mr->iova > mr->length - len)
+		return -EFAULT;
+	if (write && !mr->umem->writable)
+		return -EACCES;
+
+	off = addr - mr->iova + mr->offset;
+	while (done < len) {
+		unsigned long idx = off >> PAGE_SHIFT;
+		u32 pgoff = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len - done, PAGE_SIZE - pgoff);
+		struct page *page;
+		void *va;
+
+		if (WARN_ON_ONCE(idx >= mr->npages))
+			return -EFAULT;
+		page = mr->pages[idx];
+		va = kmap_local_page(page);
+		err = fn(va + pgoff, done, n, arg);
+		kunmap_local(va);
+		if (err)
+			return err;
+		if (write)
+			flush_dcache_page(page);
+		done += n;
+		off += n;
+	}
+	return 0;
+}
+
+static int xnic_copy_to_fn(void *va, u32 done, u32 n, void *arg)
+{
+	memcpy(va, (const u8 *)arg + done, n);
+	return 0;
+}
+
+static int xnic_copy_from_fn(void *va, u32 done, u32 n, void *arg)
+{
+	memcpy((u8 *)arg + done, va, n);
+	return 0;
+}
+
+struct xnic_skb_copy {
+	const struct sk_buff *skb;
+	int offset;
+};
+
+static int xnic_copy_skb_fn(void *va, u32 done, u32 n, void *arg)
+{
+	struct xnic_skb_copy *c = arg;
+
+	return skb_copy_bits(c->skb, c->offset + done, va, n) ? -EFAULT : 0;
+}
+
+/**
+ * xnic_mr_copy_to() - copy a kernel buffer into registered memory
+ * @mr: the MR, referenced, with the range validated by xnic_mr_get()
+ * @addr: destination virtual address in the MR
+ * @src: source
+ * @len: bytes
+ *
+ * Context: any context but hard IRQ; does not sleep.
+ * Return: 0; -EFAULT when the range is not inside the MR; -EACCES when the
+ * pages were not pinned writable.
+ */
+int xnic_mr_copy_to(struct xnic_mr *mr, u64 addr, const void *src, u32 len)
+{
+	return xnic_mr_walk(mr, addr, len, xnic_copy_to_fn, (void *)src, true);
+}
+
+/**
+ * xnic_mr_copy_from() - copy registered memory into a kernel buffer
+ * @mr: the MR, referenced, with the range validated by xnic_mr_get()
+ * @addr: source virtual address in the MR
+ * @dst: destination, @len bytes
+ * @len: bytes
+ *
+ * Context: any context but hard IRQ; does not sleep.
+ * Return: 0, or -EFAULT when the range is not inside the MR.
+ */
+int xnic_mr_copy_from(struct xnic_mr *mr, u64 addr, void *dst, u32 len)
+{
+	return xnic_mr_walk(mr, addr, len, xnic_copy_from_fn, dst, false);
+}
+
+/**
+ * xnic_mr_copy_from_skb() - place received payload into registered memory
+ * @mr: the MR, referenced, with the range validated by xnic_mr_get()
+ * @addr: destination virtual address in the MR
+ * @skb: the frame
+ * @offset: offset of the payload in @skb, bytes
+ * @len: bytes
+ *
+ * Context: any context but hard IRQ; does not sleep.
+ * Return: 0; -EFAULT when the range is not inside the MR or @skb is shorter
+ * than @offset + @len; -EACCES when the pages were not pinned writable.
+ */
+int xnic_mr_copy_from_skb(struct xnic_mr *mr, u64 addr,
+			  const struct sk_buff *skb, int offset, u32 len)
+{
+	struct xnic_skb_copy c = { .skb = skb, .offset = offset };
+
+	if (offset < 0 || len > skb->len || offset > skb->len - len)
+		return -EFAULT;
+	return xnic_mr_walk(mr, addr, len, xnic_copy_skb_fn, &c, true);
+}

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - peers: HELLO discovery, the peer table (node id -> the member
+ * links and MAC addresses that reach it), the source check of received
+ * frames, transmission of frames to a peer, the transport counters and
+ * their debugfs readout (/sys/kernel/debug/xnic/<dev>/{peers,counters}).
+ *
+ * A device sends a HELLO on every member link when the transport starts,
+ * when a link is attached or comes up, and every XNIC_HELLO_MS; a HELLO
+ * from a node or over a path we did not know is answered at once, so two
+ * nodes find each other within one round trip.
+ *
+ * Locking: xnic_peers.lock serialises writers of the table; readers (the
+ * engine thread, debugfs) use RCU. A peer whose paths change is replaced
+ * by a copy (RCU); only xnic_path.last_seen is written in place.
+ */
+#include <linux/debugfs.h>
+#include <linux/etherdevice.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "transport_priv.h"
+
+/* Names of enum xnic_tp_counter, in order. */
+const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
+	[XNIC_CNT_RX_FRAMES]		= "rx_frames",
+	[XNIC_CNT_RX_BYTES]		= "rx_bytes",
+	[XNIC_CNT_TX_FRAMES]		= "tx_frames",
+	[XNIC_CNT_TX_BYTES]		= "tx_bytes",
+	[XNIC_CNT_TX_DROPS]		= "tx_drops",
+	[XNIC_CNT_CRC_ERRORS]		= "rx_crc_errors",
+	[XNIC_CNT_MALFORMED]		= "rx_malformed",
+	[XNIC_CNT_MISDIRECTED]		= "rx_misdirected",
+	[XNIC_CNT_FORGED]		= "rx_forged",
+	[XNIC_CNT_UNKNOWN_QPN]		= "rx_unknown_qpn",
+	[XNIC_CNT_BAD_QP_STATE]		= "rx_bad_qp_state",
+	[XNIC_CNT_DUPLICATES]		= "rx_duplicates",
+	[XNIC_CNT_OUT_OF_WINDOW]	= "rx_out_of_window",
+	[XNIC_CNT_RETRANSMITS]		= "tx_retransmits",
+	[XNIC_CNT_TIMEOUTS]		= "tx_timeouts",
+	[XNIC_CNT_ACKS_SENT]		= "acks_sent",
+	[XNIC_CNT_ACKS_RCVD]		= "acks_rcvd",
+	[XNIC_CNT_NAKS_SENT]		= "naks_sent",
+	[XNIC_CNT_NAKS_RCVD]		= "naks_rcvd",
+	[XNIC_CNT_RNR_NAKS_SENT]	= "rnr_naks_sent",
+	[XNIC_CNT_RNR_NAKS_RCVD]	= "rnr_naks_rcvd",
+	[XNIC_CNT_HELLO_SENT]		= "hello_sent",
+	[XNIC_CNT_HELLO_RCVD]		= "hello_rcvd",
+};
+
+/**
+ * xnic_tp_counters() - read the transport counters of a device
+ * @xdev: the device
+ * @vals: filled with up to @n values, in xnic_tp_counter_names[] order
+ * @n: room in @vals
+ *
+ * Context: any; the values are read without a lock.
+ * Return: the number of values written (0 before xnic_tp_dev_init()).
+ */
+int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n)
+{
+	struct xnic_peers *p = READ_ONCE(xdev->peers);
+	int k;
+
+	if (!p)
+		return 0;
+	n = min_t(int, n, XNIC_CNT_MAX);
+	for (k = 0; k < n; k++)
+		vals[k] = atomic64_read(&p->cnt[k]);
+	return n;
+}
+
+/* Find the member link of @xdev with @ifindex. Context: RCU read. */
+static struct xnic_link *xnic_link_by_ifindex(struct xnic_dev *xdev,
+					      int ifindex)
+{
+	struct xnic_link *link;
+
+	list_for_each_entry_rcu(link, &xdev->links, list)
+		if (link->ndev->ifindex == ifindex)
+			return link;
+	return NULL;
+}
+
+/*
+ * Send a frame from xnic_frame_alloc() on @ndev to @dst. Consumes @skb.
+ * Context: RCU read (keeps @ndev alive).
+ */
+static int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
+			  const u8 *dst, struct sk_buff *skb)
+{
+	unsigned int len = skb->len;
+	int err;
+
+	if (skb_cow_head(skb, LL_RESERVED_SPACE(ndev)))
+		goto drop;
+	skb->dev = ndev;
+	skb->protocol = htons(XNIC_ETH_P);
+	skb_reset_network_header(skb);
+	if (dev_hard_header(skb, ndev, XNIC_ETH_P, dst, ndev->dev_addr,
+			    skb->len) < 0)
+		goto drop;
+	err = dev_queue_xmit(skb);
+	if (net_xmit_eval(err)) {
+		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+		return -ENOBUFS;
+	}
+	xnic_cnt_inc(xdev, XNIC_CNT_TX_FRAMES);
+	xnic_cnt_add(xdev, XNIC_CNT_TX_BYTES, len);
+	return 0;
+
+drop:
+	kfree_skb(skb);
+	xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+	return -ENOMEM;
+}
+
+/**
+ * xnic_tp_xmit() - send a frame to a peer
+ * @xdev: the device
+ * @node: the peer's node id
+ * @skb: a frame from xnic_frame_alloc(), finished; always consumed
+ *
+ * Uses the first member link that is up and reaches @node.
+ *
+ * Context: any context that may call dev_queue_xmit().
+ * Return: 0; -EHOSTUNREACH when no link reaches @node; -ENOMEM or
+ * -ENOBUFS when the frame was dropped. Drops are counted; the transport
+ * recovers from them like from loss.
+ */
+int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb)
+{
+	struct xnic_peer *peer;
+	struct xnic_link *link;
+	int k, err = -EHOSTUNREACH;
+
+	rcu_read_lock();
+	peer = xa_load(&xdev->peers->table, node);
+	if (!peer)
+		goto out;
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		if (!xnic_link_is_up(link))
+			continue;
+		for (k = 0; k < XNIC_MAX_LINKS; k++) {
+			if (peer->path[k].ifindex != link->ndev->ifindex)
+				continue;
+			err = xnic_link_xmit(xdev, link->ndev,
+					     peer->path[k].mac, skb);
+			rcu_read_unlock();
+			return err;
+		}
+	}
+out:
+	rcu_read_unlock();
+	kfree_skb(skb);
+	xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+	return err;
+}
+
+/**
+ * xnic_tp_max_payload() - largest payload a member link of a device carries
+ * @xdev: the device
+ *
+ * Return: payload bytes per frame of the up member link with the largest
+ * MTU; 0 when no link is up.
+ */
+u32 xnic_tp_max_payload(struct xnic_dev *xdev)
+{
+	struct xnic_link *link;
+	u32 max = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		u32 mtu = xnic_wire_payload_mtu(READ_ONCE(link->ndev->mtu));
+
+		if (xnic_link_is_up(link))
+			max = max(max, mtu);
+	}
+	rcu_read_unlock();
+	return max;
+}
+
+/**
+ * xnic_peer_check_src() - whether a frame comes from where its node is
+ * @xdev: the device
+ * @node: the frame's source node id
+ * @skb: the frame (received on a member link of @xdev)
+ *
+ * Context: engine thread.
+ * Return: true when @node was learned by HELLO on the link the frame came
+ * in on and with the frame's source MAC address.
+ */
+bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
+			 const struct sk_buff *skb)
+{
+	const u8 *src = eth_hdr(skb)->h_source;
+	struct xnic_peer *peer;
+	bool ok = false;
+	int k;
+
+	rcu_read_lock();
+	peer = xa_load(&xdev->peers->table, node);
+	for (k = 0; peer && k < XNIC_MAX_LINKS; k++) {
+		struct xnic_path *path = &peer->path[k];
+
+		if (path->ifindex == skb->skb_iif &&
+		    ether_addr_equal(path->mac, src)) {
+			WRITE_ONCE(path->last_seen, jiffies);
+			ok = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return ok;
+}
+
+/* Build a HELLO; dst_node XNIC_NODE_BROADCAST unless replying. */
+static struct sk_buff *xnic_hello_build(struct xnic_dev *xdev,
+					struct net_device *ndev, u16 dst_node,
+					u16 flags)
+{
+	struct xnic_wire_info i = {
+		.opcode = XNIC_OP_HELLO,
+		.flags = flags,
+		.src_node = xdev->node_id,
+		.dst_node = dst_node,
+		.payload_len = sizeof(struct xnic_wire_hello),
+	};
+	struct xnic_wire_hello *h;
+	struct sk_buff *skb;
+
+	skb = xnic_frame_alloc(sizeof(*h), GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	h = skb_put_zero(skb, sizeof(*h));
+	h->node_guid = xdev->ibdev.node_guid;
+	h->link_mtu = cpu_to_be32(READ_ONCE(ndev->mtu));
+	xnic_frame_finish(skb, &i);
+	return skb;
+}
+
+static void xnic_hello_send_all(struct xnic_dev *xdev)
+{
+	struct xnic_link *link;
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		if (!xnic_link_is_up(link))
+			continue;
+		skb = xnic_hello_build(xdev, link->ndev, XNIC_NODE_BROADCAST,
+				       0);
+		if (!skb) {
+			xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+			continue;
+		}
+		if (!xnic_link_xmit(xdev, link->ndev, link->ndev->broadcast,
+				    skb))
+			xnic_cnt_inc(xdev, XNIC_CNT_HELLO_SENT);
+	}
+	rcu_read_unlock();
+}
+
+/* Whether a path was silent for XNIC_PEER_STALE_MS. */
+static bool xnic_path_stale(const struct xnic_path *path)
+{
+	return time_after(jiffies, READ_ONCE(path->last_seen) +
+			  msecs_to_jiffies(XNIC_PEER_STALE_MS));
+}
+
+/*
+ * Record that @node with @guid was heard on @ifindex from @mac. What we
+ * learned is only replaced once it went stale (the peer was re-created);
+ * until then a contradicting HELLO is forged.
+ * Return: 1 when the peer or path is new, 0 when known, -EPERM when it
+ * contradicts what we learned (forged), -ENOMEM/-ENOSPC.
+ */
+static int xnic_peer_learn(struct xnic_peers *p, u16 node, u64 guid,
+			   int ifindex, const u8 *mac)
+{
+	struct xnic_peer *old, *peer;
+	int k, slot = -1, ret = 0;
+	bool stale = true;
+
+	spin_lock(&p->lock);
+	old = xa_load(&p->table, node);
+	if (old && old->guid != guid) {
+		for (k = 0; k < XNIC_MAX_LINKS; k++)
+			if (old->path[k].ifindex &&
+			    !xnic_path_stale(&old->path[k]))
+				stale = false;
+		if (!stale) {
+			ret = -EPERM;
+			goto out;
+		}
+		/* Forget the old incarnation altogether. */
+		slot = 0;
+		peer = kzalloc(sizeof(*peer), GFP_ATOMIC);
+	} else if (old) {
+		for (k = 0; k < XNIC_MAX_LINKS; k++) {
+			if (old->path[k].ifindex == ifindex) {
+				if (ether_addr_equal(old->path[k].mac, mac)) {
+					WRITE_ONCE(old->path[k].last_seen,
+						   jiffies);
+					goto out;
+				}
+				if (!xnic_path_stale(&old->path[k])) {
+					ret = -EPERM;
+					goto out;
+				}
+				slot = k;
+				break;
+			}
+			if (!old->path[k].ifindex && slot < 0)
+				slot = k;
+		}
+		if (slot < 0) {
+			ret = -ENOSPC;
+			goto out;
+		}
+		peer = kmemdup(old, sizeof(*old), GFP_ATOMIC);
+	} else {
+		slot = 0;
+		peer = kzalloc(sizeof(*peer), GFP_ATOMIC);
+	}
+	if (!peer) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	peer->node = node;
+	peer->guid = guid;
+	peer->path[slot].ifindex = ifindex;
+	ether_addr_copy(peer->path[slot].mac, mac);
+	peer->path[slot].last_seen = jiffies;
+	ret = xa_err(xa_store(&p->table, node, peer, GFP_ATOMIC));
+	if (ret) {
+		kfree(peer);
+		goto out;
+	}
+	if (old)
+		kfree_rcu(old, rcu);
+	ret = 1;
+out:
+	spin_unlock(&p->lock);
+	return ret;
+}
+
+/**
+ * xnic_peer_hello_rx() - handle a HELLO
+ * @xdev: the device
+ * @skb: the frame (not consumed)
+ * @i: its header, accepted by xnic_wire_check()
+ *
+ * Learns the sender and, when it or the path is new and the HELLO is not
+ * itself an answer, answers on the same link.
+ *
+ * Context: engine thread.
+ */
+void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
+			const struct xnic_wire_info *i)
+{
+	const u8 *src = eth_hdr(skb)->h_source;
+	struct xnic_wire_hello hello;
+	struct xnic_link *link;
+	struct sk_buff *reply;
+	int ret;
+
+	if (skb_copy_bits(skb, XNIC_WIRE_HDR_LEN, &hello, sizeof(hello)) ||
+	    !is_valid_ether_addr(src)) {
+		xnic_cnt_inc(xdev, XNIC_CNT_MALFORMED);
+		return;
+	}
+	xnic_cnt_inc(xdev, XNIC_CNT_HELLO_RCVD);
+
+	rcu_read_lock();
+	link = xnic_link_by_ifindex(xdev, skb->skb_iif);
+	if (!link)
+		goto out;
+	ret = xnic_peer_learn(xdev->peers, i->src_node,
+			      be64_to_cpu(hello.node_guid), skb->skb_iif, src);
+	if (ret == -EPERM) {
+		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
+		if (net_ratelimit())
+			ibdev_info(&xdev->ibdev,
+				   "HELLO from node %u (%pM) contradicts the peer table\n",
+				   i->src_node, src);
+		goto out;
+	}
+	if (ret == 1 && !(i->flags & XNIC_WF_REPLY)) {
+		reply = xnic_hello_build(xdev, link->ndev, i->src_node,
+					 XNIC_WF_REPLY);
+		if (!reply)
+			xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+		else if (!xnic_link_xmit(xdev, link->ndev, src, reply))
+			xnic_cnt_inc(xdev, XNIC_CNT_HELLO_SENT);
+	}
+out:
+	rcu_read_unlock();
+}
+
+/* ------------------------------ debugfs ------------------------------ */
+
+static DEFINE_MUTEX(xnic_dbg_mutex);
+static struct dentry *xnic_dbg_root;
+static unsigned int xnic_dbg_users;
+
+static int xnic_peers_show(struct seq_file *s, void *unused)
+{
+	struct xnic_peers *p = s->private;
+	struct xnic_peer *peer;
+	struct xnic_link *link;
+	unsigned long node;
+	int k;
+
+	seq_puts(s, "node  guid              link             mac                age_ms\n");
+	rcu_read_lock();
+	xa_for_each(&p->table, node, peer) {
+		for (k = 0; k < XNIC_MAX_LINKS; k++) {
+			struct xnic_path *path = &peer->path[k];
+
+			if (!path->ifindex)
+				continue;
+			link = xnic_link_by_ifindex(p->xdev, path->ifindex);
+			seq_printf(s, "%-5u %016llx  %-16s %pM  %u\n",
+				   peer->node, peer->guid,
+				   link ? link->ndev->name : "(gone)",
+				   path->mac,
+				   jiffies_to_msecs(jiffies -
+						    READ_ONCE(path->last_seen)));
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xnic_peers);
+
+static int xnic_counters_show(struct seq_file *s, void *unused)
+{
+	struct xnic_peers *p = s->private;
+	int k;
+
+	seq_printf(s, "node_id %u\n", p->xdev->node_id);
+	for (k = 0; k < XNIC_CNT_MAX; k++)
+		seq_printf(s, "%s %lld\n", xnic_tp_counter_names[k],
+			   atomic64_read(&p->cnt[k]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xnic_counters);
+
+/* Create the device's debugfs directory once it has a name. */
+static void xnic_dbg_add(struct xnic_peers *p)
+{
+	const char *name = dev_name(&p->xdev->ibdev.dev);
+
+	if (p->dbg || !name || !*name)
+		return;
+	mutex_lock(&xnic_dbg_mutex);
+	if (!xnic_dbg_root)
+		xnic_dbg_root = debugfs_create_dir(XNIC_DRV_NAME, NULL);
+	xnic_dbg_users++;
+	p->dbg = debugfs_create_dir(name, xnic_dbg_root);
+	debugfs_create_file("peers", 0400, p->dbg, p, &xnic_peers_fops);
+	debugfs_create_file("counters", 0400, p->dbg, p, &xnic_counters_fops);
+	mutex_unlock(&xnic_dbg_mutex);
+}
+
+static void xnic_dbg_del(struct xnic_peers *p)
+{
+	if (!p->dbg)
+		return;
+	mutex_lock(&xnic_dbg_mutex);
+	debugfs_remove(p->dbg);
+	p->dbg = NULL;
+	if (!--xnic_dbg_users) {
+		debugfs_remove(xnic_dbg_root);
+		xnic_dbg_root = NULL;
+	}
+	mutex_unlock(&xnic_dbg_mutex);
+}
+
+/* ------------------------------ lifetime ------------------------------ */
+
+/* Forget the peers no member link has heard for XNIC_PEER_EXPIRE_MS. */
+static void xnic_peers_expire(struct xnic_peers *p)
+{
+	unsigned long expire = msecs_to_jiffies(XNIC_PEER_EXPIRE_MS);
+	struct xnic_peer *peer;
+	unsigned long node;
+	bool live;
+	int k;
+
+	spin_lock(&p->lock);
+	xa_for_each(&p->table, node, peer) {
+		live = false;
+		for (k = 0; k < XNIC_MAX_LINKS; k++)
+			if (peer->path[k].ifindex &&
+			    time_before(jiffies,
+					READ_ONCE(peer->path[k].last_seen) +
+					expire))
+				live = true;
+		if (live)
+			continue;
+		xa_erase(&p->table, node);
+		kfree_rcu(peer, rcu);
+	}
+	spin_unlock(&p->lock);
+}
+
+/*
+ * Every XNIC_HELLO_MS, or at once when asked (@hello_now): expire peers
+ * and send HELLOs. Until the device is registered (it has no name before)
+ * it also comes back every few ms to create the debugfs directory.
+ */
+static void xnic_hello_work(struct work_struct *work)
+{
+	struct xnic_peers *p = container_of(to_delayed_work(work),
+					    struct xnic_peers, hello);
+	unsigned long delay;
+
+	xnic_dbg_add(p);
+	if (atomic_xchg(&p->hello_now, 0) ||
+	    !time_before(jiffies, p->next_hello)) {
+		xnic_peers_expire(p);
+		xnic_hello_send_all(p->xdev);
+		p->next_hello = jiffies + msecs_to_jiffies(XNIC_HELLO_MS);
+	}
+	delay = time_before(jiffies, p->next_hello) ?
+		p->next_hello - jiffies : 0;
+	if (!p->dbg)
+		delay = min(delay, msecs_to_jiffies(10));
+	queue_delayed_work(system_wq, &p->hello, delay);
+}
+
+/**
+ * xnic_tp_link_changed() - a member link was attached or came up
+ * @xdev: the device
+ *
+ * Sends a HELLO on every link now rather than at the next period.
+ *
+ * Context: RTNL held (serialises against xnic_tp_dev_cleanup()).
+ */
+void xnic_tp_link_changed(struct xnic_dev *xdev)
+{
+	struct xnic_peers *p = xdev->peers;
+
+	ASSERT_RTNL();
+	if (!p)
+		return;
+	atomic_set(&p->hello_now, 1);
+	mod_delayed_work(system_wq, &p->hello, 0);
+}
+
+/**
+ * xnic_tp_link_detached() - forget the paths over a member link
+ * @xdev: the device
+ * @ifindex: ifindex of the link's netdev
+ *
+ * Context: RTNL held.
+ */
+void xnic_tp_link_detached(struct xnic_dev *xdev, int ifindex)
+{
+	struct xnic_peers *p = xdev->peers;
+	struct xnic_peer *peer, *copy;
+	unsigned long node;
+	int k;
+
+	ASSERT_RTNL();
+	if (!p)
+		return;
+	spin_lock(&p->lock);
+	xa_for_each(&p->table, node, peer) {
+		for (k = 0; k < XNIC_MAX_LINKS; k++)
+			if (peer->path[k].ifindex == ifindex)
+				break;
+		if (k == XNIC_MAX_LINKS)
+			continue;
+		copy = kmemdup(peer, sizeof(*peer), GFP_ATOMIC);
+		if (!copy) {
+			/* Unreachable for now; a later HELLO relearns it. */
+			xa_erase(&p->table, node);
+		} else {
+			memset(&copy->path[k], 0, sizeof(copy->path[k]));
+			xa_store(&p->table, node, copy, GFP_ATOMIC);
+		}
+		kfree_rcu(peer, rcu);
+	}
+	spin_unlock(&p->lock);
+}
+
+/**
+ * xnic_tp_dev_init() - set up a device's transport: peer table, counters,
+ *	HELLO timer, debugfs
+ * @xdev: the device; @xdev->node_id must be set
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int xnic_tp_dev_init(struct xnic_dev *xdev)
+{
+	struct xnic_peers *p;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->xdev = xdev;
+	spin_lock_init(&p->lock);
+	xa_init(&p->table);
+	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
+	p->next_hello = jiffies;
+	rtnl_lock();
+	xdev->peers = p;
+	rtnl_unlock();
+	queue_delayed_work(system_wq, &p->hello, 0);
+	return 0;
+}
+
+/**
+ * xnic_tp_dev_cleanup() - release a device's transport state
+ * @xdev: the device
+ *
+ * Context: process context, RTNL not held; the engine must be stopped
+ * (nothing may call into the transport any more).
+ */
+void xnic_tp_dev_cleanup(struct xnic_dev *xdev)
+{
+	struct xnic_peers *p = xdev->peers;
+	struct xnic_peer *peer;
+	unsigned long node;
+
+	if (!p)
+		return;
+	rtnl_lock();
+	xdev->peers = NULL;
+	rtnl_unlock();
+	cancel_delayed_work_sync(&p->hello);
+	xnic_dbg_del(p);
+	xa_for_each(&p->table, node, peer)
+		kfree_rcu(peer, rcu);
+	xa_destroy(&p->table);
+	kfree(p);
+}

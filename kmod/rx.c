@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - the receive path and the responder.
+ *
+ * xnic_tp_rx() validates every frame (header, crc32c, source node against
+ * the peer table, destination QP and its connection) and dispatches it:
+ * READ responses, ACKs and NAKs go to the requester (tx.c), WRITE, SEND
+ * and READ_REQ to the responder below.
+ *
+ * The responder accepts PSNs in [epsn, epsn + XNIC_RX_WINDOW) in any
+ * order, exactly once (a bitmap, struct xnic_psn_win), places their data
+ * at once, and completes receive WQEs in message order when epsn passes a
+ * message's last PSN: a receive completion thus means that the message
+ * and every earlier message of the QP are placed. READ_REQs run when epsn
+ * passes them, so a READ sees every earlier WRITE. Errors are held back
+ * until every earlier PSN has arrived, then NAKed; the QP goes to error.
+ *
+ * Everything here runs in the engine thread (transport_priv.h).
+ */
+#include <linux/jiffies.h>
+
+#include "engine.h"
+#include "transport_priv.h"
+
+static struct xnic_rx_msg *xnic_rx_msg(struct xnic_rx *rx, u32 msn)
+{
+	return &rx->msgs[msn & (rx->nr_msg - 1)];
+}
+
+/* Send an ACK (@syndrome XNIC_NAK_NONE) or a NAK about @nak_psn. */
+static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_dev *xdev = qp->xdev;
+	u64 sack[XNIC_WIRE_SACK_BITS / 64];
+	struct xnic_wire_info i = {
+		.opcode = syndrome ? XNIC_OP_NAK : XNIC_OP_ACK,
+		.src_node = xdev->node_id,
+		.dst_node = rx->remote_node,
+		.src_qpn = xnic_qpn(qp),
+		.dst_qpn = rx->dest_qpn,
+		.psn = rx->win.epsn,
+		.msn = rx->rmsn,
+		.payload_len = sizeof(struct xnic_wire_ack),
+	};
+	struct xnic_wire_ack *ack;
+	struct sk_buff *skb;
+	int k;
+
+	rx->unacked = 0;
+	skb = xnic_frame_alloc(sizeof(*ack), GFP_KERNEL);
+	if (!skb) {
+		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
+		return;
+	}
+	ack = skb_put_zero(skb, sizeof(*ack));
+	ack->nak_psn = cpu_to_be32(syndrome ? nak_psn : 0);
+	ack->syndrome = syndrome;
+	if (syndrome == XNIC_NAK_RNR)
+		ack->rnr_timer = rx->rnr_timer;
+	xnic_psn_win_sack(&rx->win, sack);
+	for (k = 0; k < ARRAY_SIZE(sack); k++)
+		ack->sack[k] = cpu_to_be64(sack[k]);
+	xnic_frame_finish(skb, &i);
+	xnic_tp_xmit(xdev, rx->remote_node, skb);
+
+	xnic_cnt_inc(xdev, syndrome ? XNIC_CNT_NAKS_SENT : XNIC_CNT_ACKS_SENT);
+	if (syndrome == XNIC_NAK_RNR)
+		xnic_cnt_inc(xdev, XNIC_CNT_RNR_NAKS_SENT);
+}
+
+/* Post the receive completion of @m. */
+static void xnic_rx_cqe(struct xnic_qp *qp, const struct xnic_rx_msg *m,
+			const struct xnic_rq_wqe *wqe, u8 status)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_cqe cqe = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = m && m->imm_op ? XNIC_WC_RECV_RDMA_WITH_IMM :
+					   XNIC_WC_RECV,
+		.qp_num = xnic_qpn(qp),
+		.src_qp = rx->dest_qpn,
+		.src_node = rx->remote_node,
+	};
+
+	if (m && !status) {
+		cqe.byte_len = m->msg_len;
+		if (m->has_imm) {
+			cqe.flags = XNIC_CQE_F_IMM;
+			cqe.imm_data = (__force u32)m->imm;
+		}
+	}
+	xnic_cq_post(qp->rcq, &cqe, m && m->solicited);
+}
+
+/*
+ * Release the oldest receive WQE (msn rmsn) after its completion; the
+ * caller publishes the consumer index.
+ */
+static void xnic_rx_pop(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+
+	xnic_rx_msg(rx, rx->rmsn)->active = false;
+	rx->rmsn++;
+	qp->rq.kidx++;
+}
+
+/* Complete, in order, the messages whose PSNs are all below epsn. */
+static void xnic_rx_complete(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	bool released = false;
+
+	for (;;) {
+		struct xnic_rx_msg *m = xnic_rx_msg(rx, rx->rmsn);
+
+		if (!m->active || !m->end_seen ||
+		    !xnic_psn_before(m->end_psn, rx->win.epsn))
+			break;
+		xnic_rx_cqe(qp, m, &m->wqe, XNIC_WC_SUCCESS);
+		xnic_rx_pop(qp);
+		released = true;
+	}
+	if (released)
+		xnic_ring_release(&qp->rq);
+}
+
+/* NAK @psn with @syndrome and move the QP to error. */
+static void xnic_rx_fatal(struct xnic_qp *qp, u8 syndrome, u32 psn)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+
+	ibdev_dbg(&qp->xdev->ibdev, "QP %u: NAK %u at PSN %u\n",
+		  xnic_qpn(qp), syndrome, psn);
+	rx->err_pending = false;
+	rx->fatal = true;
+	rx->err_syndrome = syndrome;
+	rx->err_psn = psn;
+	rx->nak_sent = jiffies;
+	xnic_rx_send_ack(qp, syndrome, psn);
+	xnic_qp_to_error(qp);
+	xnic_tp_qp_flush(qp);
+}
+
+/*
+ * Record an error at @psn: NAK @syndrome; when @status is set, the
+ * receive WQE of @msn completes with it. Reported once every PSN before
+ * @psn arrived. Return: -EPROTO.
+ */
+static int xnic_rx_error(struct xnic_rx *rx, u32 psn, u8 syndrome,
+			 u8 status, u32 msn)
+{
+	if (!rx->err_pending || xnic_psn_before(psn, rx->err_psn)) {
+		rx->err_pending = true;
+		rx->err_psn = psn;
+		rx->err_syndrome = syndrome;
+		rx->err_status = status;
+		rx->err_msn = msn;
+	}
+	return -EPROTO;
+}
+
+/* Report the held-back error now that every PSN before it arrived. */
+static void xnic_rx_fire(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_rx_msg *m = xnic_rx_msg(rx, rx->rmsn);
+
+	if (rx->err_status && rx->err_msn == rx->rmsn && m->active) {
+		xnic_rx_cqe(qp, m, &m->wqe, rx->err_status);
+		xnic_rx_pop(qp);
+		xnic_ring_release(&qp->rq);
+	}
+	xnic_rx_fatal(qp, rx->err_syndrome, rx->err_psn);
+}
+
+/* Validate a receive WQE for message @m. Return 0 or an XNIC_WC_*. */
+static u8 xnic_rx_validate(struct xnic_qp *qp, struct xnic_rx_msg *m)
+{
+	struct xnic_mr *mr;
+	int k, status;
+	u64 cap = 0;
+
+	if (m->wqe.num_sge > XNIC_MAX_RECV_SGE)
+		return XNIC_WC_LOC_QP_OP_ERR;
+	/* WRITE with immediate consumes the WQE but not its buffers. */
+	if (m->imm_op)
+		return 0;
+	for (k = 0; k < m->wqe.num_sge; k++) {
+		const struct xnic_sge *sge = &m->wqe.sge[k];
+
+		cap += sge->length;
+		if (!sge->length)
+			continue;
+		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd,
+				 IB_ACCESS_LOCAL_WRITE, sge->addr, sge->length,
+				 &status);
+		if (!mr)
+			return status;
+		xnic_mr_put(mr);
+	}
+	return m->msg_len > cap ? XNIC_WC_LOC_LEN_ERR : 0;
+}
+
+/*
+ * The receive WQE of the message a frame belongs to, copied out of the
+ * RQ on its first frame. Return: 0; -EAGAIN when there is none yet (RNR);
+ * -EPROTO after recording an error; -EIO when the QP failed.
+ */
+static int xnic_rx_msg_get(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			   bool imm_op, struct xnic_rx_msg **mp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	bool has_imm = i->flags & XNIC_WF_IMM;
+	struct xnic_ring *rq = &qp->rq;
+	struct xnic_rx_msg *m;
+	u32 d = i->msn - rx->rmsn, prod;
+
+	if (xnic_psn_before(i->msn, rx->rmsn))
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+	if (d >= rx->nr_msg)
+		return -EAGAIN;
+	m = xnic_rx_msg(rx, i->msn);
+	if (!m->active) {
+		prod = xnic_ring_producer(rq);
+		if (prod - rq->kidx > rq->nr) {
+			ibdev_dbg(&qp->xdev->ibdev,
+				  "QP %u: RQ producer %u, consumer %u: error\n",
+				  xnic_qpn(qp), prod, rq->kidx);
+			xnic_qp_to_error(qp);
+			xnic_tp_qp_flush(qp);
+			return -EIO;
+		}
+		if (d >= prod - rq->kidx)
+			return -EAGAIN;
+		memcpy(&m->wqe, rq->entries + ((rq->kidx + d) & (rq->nr - 1)) *
+		       rq->elem_size, sizeof(m->wqe));
+		m->active = true;
+		m->end_seen = false;
+		m->imm_op = imm_op;
+		m->has_imm = has_imm;
+		m->imm = i->imm;
+		m->solicited = i->flags & XNIC_WF_SOLICITED;
+		m->msg_len = i->msg_len;
+		m->status = xnic_rx_validate(qp, m);
+	}
+	if (m->status)
+		return xnic_rx_error(rx, i->psn,
+				     m->status == XNIC_WC_LOC_LEN_ERR ?
+				     XNIC_NAK_INV_REQ : XNIC_NAK_REM_OP,
+				     m->status, i->msn);
+	if (m->imm_op != imm_op || m->has_imm != has_imm ||
+	    m->msg_len != i->msg_len)
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+	*mp = m;
+	return 0;
+}
+
+/* Scatter a SEND frame's payload into the receive WQE's buffers. */
+static u8 xnic_rx_scatter(struct xnic_qp *qp, const struct xnic_rx_msg *m,
+			  const struct xnic_wire_info *i, struct sk_buff *skb)
+{
+	int skb_off = XNIC_WIRE_HDR_LEN, k, status = XNIC_WC_LOC_LEN_ERR;
+	u32 off = i->offset, n = i->payload_len;
+	struct xnic_mr *mr;
+
+	for (k = 0; k < m->wqe.num_sge && n; k++) {
+		const struct xnic_sge *sge = &m->wqe.sge[k];
+		u32 c;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		c = min(n, sge->length - off);
+		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd,
+				 IB_ACCESS_LOCAL_WRITE, sge->addr + off, c,
+				 &status);
+		if (!mr)
+			return status;
+		if (xnic_mr_copy_from_skb(mr, sge->addr + off, skb, skb_off,
+					  c)) {
+			xnic_mr_put(mr);
+			return XNIC_WC_LOC_PROT_ERR;
+		}
+		xnic_mr_put(mr);
+		skb_off += c;
+		n -= c;
+		off = 0;
+	}
+	return n ? status : 0;
+}
+
+static bool xnic_rx_last(const struct xnic_wire_info *i)
+{
+	return i->offset + i->payload_len == i->msg_len;
+}
+
+static int xnic_rx_write(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			 struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_rx_msg *m = NULL;
+	struct xnic_mr *mr;
+	int err, status;
+
+	if (i->flags & XNIC_WF_IMM) {
+		err = xnic_rx_msg_get(qp, i, true, &m);
+		if (err)
+			return err;
+	}
+	/* The whole message must fit: nothing is written when it does not. */
+	if (i->payload_len) {
+		mr = xnic_mr_get(qp->xdev, i->rkey, qp->pd,
+				 IB_ACCESS_REMOTE_WRITE, i->raddr, i->msg_len,
+				 &status);
+		if (!mr)
+			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS,
+					     0, 0);
+		err = xnic_mr_copy_from_skb(mr, i->raddr + i->offset, skb,
+					    XNIC_WIRE_HDR_LEN, i->payload_len);
+		xnic_mr_put(mr);
+		if (err)
+			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS,
+					     0, 0);
+	}
+	if (m && xnic_rx_last(i)) {
+		m->end_seen = true;
+		m->end_psn = i->psn;
+	}
+	return 0;
+}
+
+static int xnic_rx_send(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_rx_msg *m;
+	u8 status;
+	int err;
+
+	err = xnic_rx_msg_get(qp, i, false, &m);
+	if (err)
+		return err;
+	if (i->payload_len) {
+		status = xnic_rx_scatter(qp, m, i, skb);
+		if (status)
+			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_OP,
+					     status, i->msn);
+	}
+	if (xnic_rx_last(i)) {
+		m->end_seen = true;
+		m->end_psn = i->psn;
+	}
+	return 0;
+}
+
+/* Read and check a READ_REQ's payload. */
+static bool xnic_rx_read_parse(struct xnic_qp *qp,
+			       const struct xnic_wire_info *i,
+			       struct sk_buff *skb, u32 *length, u32 *seg)
+{
+	struct xnic_wire_read_req rr;
+
+	if (skb_copy_bits(skb, XNIC_WIRE_HDR_LEN, &rr, sizeof(rr)))
+		return false;
+	*length = be32_to_cpu(rr.length);
+	*seg = be32_to_cpu(rr.seg_size);
+	return xnic_wire_check_read_req(i, *length, *seg,
+					xnic_tp_max_payload(qp->xdev));
+}
+
+/* Whether the READ's rkey grants access to the whole message. */
+static bool xnic_rx_read_allowed(struct xnic_qp *qp,
+				 const struct xnic_wire_info *i, u32 length)
+{
+	struct xnic_mr *mr;
+	int status;
+
+	if (!length)
+		return true;
+	mr = xnic_mr_get(qp->xdev, i->rkey, qp->pd, IB_ACCESS_REMOTE_READ,
+			 i->raddr, i->msg_len, &status);
+	if (!mr)
+		return false;
+	xnic_mr_put(mr);
+	return true;
+}
+
+/*
+ * Stream the READ_RESP frames of a READ_REQ. Return 0 (frames that could
+ * not be built are lost like on the wire) or -EACCES when the memory is
+ * no longer accessible.
+ */
+static int xnic_rx_read_exec(struct xnic_qp *qp,
+			     const struct xnic_wire_info *req, u32 length,
+			     u32 seg)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_wire_info i = {
+		.opcode = XNIC_OP_READ_RESP,
+		.src_node = qp->xdev->node_id,
+		.dst_node = rx->remote_node,
+		.src_qpn = xnic_qpn(qp),
+		.dst_qpn = rx->dest_qpn,
+		.psn = req->psn,
+		.msg_len = req->msg_len,
+	};
+	u32 off = req->offset, end = req->offset + length, n;
+	struct xnic_mr *mr = NULL;
+	struct sk_buff *skb;
+	int status;
+
+	if (length) {
+		mr = xnic_mr_get(qp->xdev, req->rkey, qp->pd,
+				 IB_ACCESS_REMOTE_READ, req->raddr,
+				 req->msg_len, &status);
+		if (!mr)
+			return -EACCES;
+	}
+	do {
+		n = min(seg, end - off);
+		skb = xnic_frame_alloc(n, GFP_KERNEL);
+		if (!skb) {
+			xnic_cnt_inc(qp->xdev, XNIC_CNT_TX_DROPS);
+			break;
+		}
+		if (n && xnic_mr_copy_from(mr, req->raddr + off,
+					   skb_put(skb, n), n)) {
+			kfree_skb(skb);
+			xnic_mr_put(mr);
+			return -EACCES;
+		}
+		i.offset = off;
+		i.payload_len = n;
+		xnic_frame_finish(skb, &i);
+		xnic_tp_xmit(qp->xdev, rx->remote_node, skb);
+		off += n;
+	} while (off < end);
+	if (mr)
+		xnic_mr_put(mr);
+	return 0;
+}
+
+/* Run the deferred READ_REQs that epsn passed, in PSN order. */
+static bool xnic_rx_run_reads(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_rx_read *r, *best;
+	int k;
+
+	for (;;) {
+		best = NULL;
+		for (k = 0; k < XNIC_RX_MAX_READS; k++) {
+			r = &rx->reads[k];
+			if (r->used && xnic_psn_before(r->psn, rx->win.epsn) &&
+			    (!best || xnic_psn_before(r->psn, best->psn)))
+				best = r;
+		}
+		if (!best)
+			return true;
+		best->used = false;
+		if (xnic_rx_read_exec(qp, &best->info, best->length,
+				      best->seg)) {
+			xnic_rx_fatal(qp, XNIC_NAK_REM_ACCESS, best->psn);
+			return false;
+		}
+	}
+}
+
+static int xnic_rx_read_req(struct xnic_qp *qp,
+			    const struct xnic_wire_info *i,
+			    struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	u32 length, seg;
+	int k;
+
+	if (!xnic_rx_read_parse(qp, i, skb, &length, &seg))
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+	if (!xnic_rx_read_allowed(qp, i, length))
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS, 0, 0);
+	if (i->psn == rx->win.epsn) {
+		if (xnic_rx_read_exec(qp, i, length, seg))
+			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS,
+					     0, 0);
+		return 0;
+	}
+	/* Earlier PSNs are missing: run it once they are in. */
+	for (k = 0; k < XNIC_RX_MAX_READS; k++) {
+		struct xnic_rx_read *r = &rx->reads[k];
+
+		if (r->used)
+			continue;
+		r->used = true;
+		r->psn = i->psn;
+		r->info = *i;
+		r->length = length;
+		r->seg = seg;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+/*
+ * A READ_REQ that was received before: its responses may have been lost,
+ * run it again (it must still be valid; old duplicates are ignored).
+ */
+static void xnic_rx_read_dup(struct xnic_qp *qp,
+			     const struct xnic_wire_info *i,
+			     struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	u32 length, seg;
+
+	if (!xnic_psn_before(i->psn, rx->win.epsn) ||
+	    rx->win.epsn - i->psn > XNIC_TX_WINDOW)
+		return;
+	if (xnic_rx_read_parse(qp, i, skb, &length, &seg) &&
+	    xnic_rx_read_allowed(qp, i, length))
+		xnic_rx_read_exec(qp, i, length, seg);
+}
+
+/* Move epsn, run READs, complete messages, report a held-back error. */
+static void xnic_rx_progress(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+
+	if (xnic_psn_win_advance(&rx->win) && !xnic_rx_run_reads(qp))
+		return;
+	xnic_rx_complete(qp);
+	if (rx->err_pending && rx->win.epsn == rx->err_psn)
+		xnic_rx_fire(qp);
+}
+
+/* Handle a WRITE, SEND or READ_REQ frame for a QP in RTR or RTS. */
+static void xnic_rx_request(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			    struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	int err, access;
+
+	switch (xnic_psn_win_classify(&rx->win, i->psn)) {
+	case XNIC_PSN_AHEAD:
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_OUT_OF_WINDOW);
+		if (rx->seq_nak_epsn != rx->win.epsn) {
+			rx->seq_nak_epsn = rx->win.epsn;
+			xnic_rx_send_ack(qp, XNIC_NAK_PSN_SEQ, rx->win.epsn);
+		}
+		return;
+	case XNIC_PSN_DUP:
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
+		if (i->opcode == XNIC_OP_READ_REQ)
+			xnic_rx_read_dup(qp, i, skb);
+		if ((i->flags & (XNIC_WF_ACKREQ | XNIC_WF_RETX)) ||
+		    ++rx->unacked >= XNIC_RX_ACK_EVERY)
+			xnic_rx_send_ack(qp, XNIC_NAK_NONE, 0);
+		return;
+	case XNIC_PSN_NEW:
+		break;
+	}
+	/* Nothing at or after a held-back error is accepted. */
+	if (rx->err_pending && !xnic_psn_before(i->psn, rx->err_psn))
+		return;
+
+	access = READ_ONCE(qp->qp_access);
+	switch (i->opcode) {
+	case XNIC_OP_WRITE:
+		if (!(access & IB_ACCESS_REMOTE_WRITE))
+			err = xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+		else
+			err = xnic_rx_write(qp, i, skb);
+		break;
+	case XNIC_OP_SEND:
+		err = xnic_rx_send(qp, i, skb);
+		break;
+	default:
+		if (!(access & IB_ACCESS_REMOTE_READ))
+			err = xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+		else
+			err = xnic_rx_read_req(qp, i, skb);
+		break;
+	}
+	if (err == -EIO)
+		return;
+	if (err == -EAGAIN) {
+		/* No receive WQE: one RNR NAK per jiffy is enough. */
+		if (time_after(jiffies, rx->nak_sent)) {
+			rx->nak_sent = jiffies;
+			xnic_rx_send_ack(qp, XNIC_NAK_RNR, i->psn);
+		}
+		return;
+	}
+	if (!err) {
+		xnic_psn_win_set(&rx->win, i->psn);
+		rx->unacked++;
+	}
+	xnic_rx_progress(qp);
+	if (rx->fatal)
+		return;
+	if (!err && ((i->flags & XNIC_WF_ACKREQ) ||
+		     rx->unacked >= XNIC_RX_ACK_EVERY))
+		xnic_rx_send_ack(qp, XNIC_NAK_NONE, 0);
+}
+
+static void xnic_rx_start(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	u32 psn;
+
+	spin_lock_bh(&qp->state_lock);
+	rx->remote_node = qp->remote_node;
+	rx->dest_qpn = qp->dest_qpn;
+	psn = qp->rq_psn;
+	rx->rnr_timer = qp->min_rnr_timer;
+	spin_unlock_bh(&qp->state_lock);
+
+	xnic_psn_win_init(&rx->win, psn);
+	rx->rmsn = 0;
+	rx->unacked = 0;
+	rx->err_pending = false;
+	rx->fatal = false;
+	rx->seq_nak_epsn = psn - 1;
+	rx->nak_sent = jiffies - 1;
+	rx->started = true;
+}
+
+/* Handle a frame addressed to an existing QP. */
+static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			     struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_wire_ack ack;
+	enum ib_qp_state state;
+	bool ours;
+
+	switch (i->opcode) {
+	case XNIC_OP_READ_RESP:
+		xnic_tx_read_resp_rx(qp, i, skb);
+		return;
+	case XNIC_OP_ACK:
+	case XNIC_OP_NAK:
+		if (skb_copy_bits(skb, XNIC_WIRE_HDR_LEN, &ack, sizeof(ack))) {
+			xnic_cnt_inc(qp->xdev, XNIC_CNT_MALFORMED);
+			return;
+		}
+		xnic_tx_ack_rx(qp, i, &ack);
+		return;
+	}
+
+	state = xnic_qp_state(qp);
+	ours = rx->started && i->src_node == rx->remote_node &&
+	       i->src_qpn == rx->dest_qpn;
+	if (state == IB_QPS_ERR && rx->fatal && ours) {
+		/* The NAK may have been lost: repeat it, once per jiffy. */
+		if (time_after(jiffies, rx->nak_sent)) {
+			rx->nak_sent = jiffies;
+			xnic_rx_send_ack(qp, rx->err_syndrome, rx->err_psn);
+		}
+		return;
+	}
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
+		return;
+	}
+	if (!rx->started) {
+		xnic_rx_start(qp);
+		ours = i->src_node == rx->remote_node &&
+		       i->src_qpn == rx->dest_qpn;
+	}
+	if (!ours) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
+		return;
+	}
+	xnic_rx_request(qp, i, skb);
+}
+
+/**
+ * xnic_tp_rx() - handle one received frame
+ * @xdev: the device
+ * @skb: the frame, data at the xnic header (the Ethernet header before
+ *	it); consumed
+ *
+ * Drops and counts frames that are malformed, fail the crc32c, are not
+ * for this node, come from a node over a path HELLO did not teach us
+ * (forged), or name a QP that does not exist or is not connected to the
+ * sender.
+ *
+ * Context: engine thread.
+ */
+void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
+{
+	enum xnic_wire_verdict verdict;
+	struct xnic_wire_hdr hdr;
+	struct xnic_wire_info i;
+	struct xnic_qp *qp;
+
+	xnic_cnt_inc(xdev, XNIC_CNT_RX_FRAMES);
+	xnic_cnt_add(xdev, XNIC_CNT_RX_BYTES, skb->len);
+	if (skb_copy_bits(skb, 0, &hdr, sizeof(hdr))) {
+		xnic_cnt_inc(xdev, XNIC_CNT_MALFORMED);
+		goto drop;
+	}
+	xnic_wire_decode(&i, &hdr);
+	verdict = xnic_wire_check(&i, skb->len, xdev->node_id);
+	if (verdict) {
+		xnic_cnt_inc(xdev, verdict == XNIC_WIRE_NOT_FOR_US ?
+			     XNIC_CNT_MISDIRECTED : XNIC_CNT_MALFORMED);
+		ibdev_dbg_ratelimited(&xdev->ibdev,
+				      "dropped frame from node %u: verdict %d\n",
+				      i.src_node, verdict);
+		goto drop;
+	}
+	if (!xnic_frame_crc_ok(skb, &hdr)) {
+		xnic_cnt_inc(xdev, XNIC_CNT_CRC_ERRORS);
+		goto drop;
+	}
+	if (i.opcode == XNIC_OP_HELLO) {
+		xnic_peer_hello_rx(xdev, skb, &i);
+		goto done;
+	}
+	if (!xnic_peer_check_src(xdev, i.src_node, skb)) {
+		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
+		goto drop;
+	}
+	qp = xnic_qp_get(xdev, i.dst_qpn);
+	if (!qp) {
+		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
+		goto drop;
+	}
+	if (READ_ONCE(qp->tp_ready) && xnic_tp(qp))
+		xnic_rx_dispatch(qp, &i, skb);
+	else
+		xnic_cnt_inc(xdev, XNIC_CNT_BAD_QP_STATE);
+	xnic_qp_put(qp);
+done:
+	consume_skb(skb);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/**
+ * xnic_rx_flush() - complete every posted receive WQE with a flush error
+ * @qp: the QP, in the error state
+ *
+ * Entries beyond what a sane producer index allows are not touched. The
+ * NAK state is kept so that it can be repeated to the peer.
+ */
+void xnic_rx_flush(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_ring *rq = &qp->rq;
+	struct xnic_rq_wqe wqe;
+	u32 prod, k;
+
+	prod = xnic_ring_producer(rq);
+	if (prod - rq->kidx > rq->nr)
+		prod = rq->kidx;
+	while (rq->kidx != prod) {
+		struct xnic_rx_msg *m = xnic_rx_msg(rx, rx->rmsn);
+
+		if (m->active)
+			wqe = m->wqe;
+		else
+			memcpy(&wqe, rq->entries + (rq->kidx & (rq->nr - 1)) *
+			       rq->elem_size, sizeof(wqe));
+		xnic_rx_cqe(qp, NULL, &wqe, XNIC_WC_WR_FLUSH_ERR);
+		xnic_rx_pop(qp);
+	}
+	xnic_ring_release(rq);
+	for (k = 0; k < rx->nr_msg; k++)
+		rx->msgs[k].active = false;
+	for (k = 0; k < XNIC_RX_MAX_READS; k++)
+		rx->reads[k].used = false;
+	rx->err_pending = false;
+}

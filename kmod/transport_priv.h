@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xnic - transport internals shared by wire.c, peer.c, tx.c and rx.c.
+ * Not for use outside the transport; the API is transport.h.
+ *
+ * Per-QP state (struct xnic_tp_qp) is owned by the engine thread: only
+ * xnic_tp_qp_process(), xnic_tp_rx() and xnic_tp_qp_flush() touch it, and
+ * the engine never runs two of them at once, so it needs no lock.
+ */
+#ifndef XNIC_TRANSPORT_PRIV_H
+#define XNIC_TRANSPORT_PRIV_H
+
+#include <linux/atomic.h>
+#include <linux/etherdevice.h>
+#include <linux/if_ether.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "xnic.h"
+#include "verbs.h"
+#include "transport.h"
+#include "wire.h"
+
+/* ------------------------------ tunables ------------------------------ */
+
+/* PSNs a requester keeps unacknowledged per QP. */
+#define XNIC_TX_WINDOW		256
+/* Most WQEs a requester has copied out of the SQ and not completed. */
+#define XNIC_TX_MAX_WQE		256
+/* Most READ_REQs a requester has outstanding (each up to 64 frames). */
+#define XNIC_TX_MAX_READS	4
+/* RNR retry count that means "retry for ever" (IBTA) */
+#define XNIC_RNR_INFINITE	7
+/* Frames xnic_tp_qp_process() sends before yielding to other QPs. */
+#define XNIC_TX_BUDGET		32
+/* A requester asks for an ACK at least every this many PSNs. */
+#define XNIC_TX_ACKREQ_EVERY	16
+/*
+ * Retransmission timeout (ms) when the QP's IBTA timeout attribute is 0,
+ * the floor of any timeout, and the ceiling of the exponential backoff
+ * (unless the attribute asks for more).
+ */
+#define XNIC_TX_RTO_MS		20
+#define XNIC_TX_RTO_MIN_MS	8
+#define XNIC_TX_RTO_MAX_MS	1000
+/* Most receive WQEs a responder has copied out and not completed. */
+#define XNIC_RX_MAX_MSG		256
+/* Most READ_REQs a responder holds until the PSNs before them arrive. */
+#define XNIC_RX_MAX_READS	16
+/* A responder ACKs at least every this many new frames. */
+#define XNIC_RX_ACK_EVERY	16
+/* Headroom reserved in frames we build (link layer header and more). */
+#define XNIC_TX_HEADROOM	(LL_MAX_HEADER + ETH_HLEN)
+/* HELLO period, ms */
+#define XNIC_HELLO_MS		1000
+/* A path not heard from for this long (ms) may be relearned differently. */
+#define XNIC_PEER_STALE_MS	(5 * XNIC_HELLO_MS)
+/* A peer no link heard from for this long (ms) is forgotten. */
+#define XNIC_PEER_EXPIRE_MS	(60 * XNIC_HELLO_MS)
+
+/* ------------------------------ counters ------------------------------ */
+
+/*
+ * Per-device transport counters. Their names are in
+ * xnic_tp_counter_names[] (peer.c); Documentation/wire-protocol.rst says
+ * what each counts.
+ */
+enum xnic_tp_counter {
+	XNIC_CNT_RX_FRAMES,
+	XNIC_CNT_RX_BYTES,
+	XNIC_CNT_TX_FRAMES,
+	XNIC_CNT_TX_BYTES,
+	XNIC_CNT_TX_DROPS,
+	XNIC_CNT_CRC_ERRORS,
+	XNIC_CNT_MALFORMED,
+	XNIC_CNT_MISDIRECTED,
+	XNIC_CNT_FORGED,
+	XNIC_CNT_UNKNOWN_QPN,
+	XNIC_CNT_BAD_QP_STATE,
+	XNIC_CNT_DUPLICATES,
+	XNIC_CNT_OUT_OF_WINDOW,
+	XNIC_CNT_RETRANSMITS,
+	XNIC_CNT_TIMEOUTS,
+	XNIC_CNT_ACKS_SENT,
+	XNIC_CNT_ACKS_RCVD,
+	XNIC_CNT_NAKS_SENT,
+	XNIC_CNT_NAKS_RCVD,
+	XNIC_CNT_RNR_NAKS_SENT,
+	XNIC_CNT_RNR_NAKS_RCVD,
+	XNIC_CNT_HELLO_SENT,
+	XNIC_CNT_HELLO_RCVD,
+	XNIC_CNT_MAX,
+};
+
+static_assert(XNIC_CNT_MAX == XNIC_TP_NR_COUNTERS);
+
+/* ------------------------------ peers ------------------------------ */
+
+/**
+ * struct xnic_path - how one member link reaches a peer
+ * @ifindex: the member netdev's ifindex; 0 for an unused slot
+ * @mac: the peer's MAC address on that link
+ * @last_seen: jiffies of the last frame accepted over this path
+ */
+struct xnic_path {
+	int ifindex;
+	u8 mac[ETH_ALEN];
+	unsigned long last_seen;
+};
+
+/**
+ * struct xnic_peer - a node learned by HELLO
+ * @node: its node id
+ * @guid: its node GUID
+ * @path: links it was heard on; replaced as a whole (RCU) when a slot
+ *	changes, @last_seen is updated in place
+ * @rcu: deferred free
+ */
+struct xnic_peer {
+	u16 node;
+	u64 guid;
+	struct xnic_path path[XNIC_MAX_LINKS];
+	struct rcu_head rcu;
+};
+
+/**
+ * struct xnic_peers - per-device transport state (xnic_dev.peers)
+ * @xdev: the device
+ * @lock: serialises writers of @table (readers use RCU)
+ * @table: node id -> struct xnic_peer (readers under RCU)
+ * @hello: periodic HELLO on every member link
+ * @next_hello: when @hello sends the next HELLOs, jiffies (@hello only)
+ * @hello_now: non-zero: send HELLOs at the next run of @hello
+ * @dbg: debugfs directory of the device, or NULL
+ * @cnt: counters, enum xnic_tp_counter
+ */
+struct xnic_peers {
+	struct xnic_dev *xdev;
+	spinlock_t lock; /* writers of @table */
+	struct xarray table;
+	struct delayed_work hello;
+	unsigned long next_hello;
+	atomic_t hello_now;
+	struct dentry *dbg;
+	atomic64_t cnt[XNIC_CNT_MAX];
+};
+
+static inline void xnic_cnt_add(struct xnic_dev *xdev,
+				enum xnic_tp_counter c, s64 v)
+{
+	atomic64_add(v, &xdev->peers->cnt[c]);
+}
+
+static inline void xnic_cnt_inc(struct xnic_dev *xdev, enum xnic_tp_counter c)
+{
+	atomic64_inc(&xdev->peers->cnt[c]);
+}
+
+/* ------------------------------ requester ------------------------------ */
+
+/**
+ * struct xnic_tx_wqe - a WQE copied out of the SQ, until it completes
+ * @wqe: the validated copy; only this is used
+ * @len: message length, bytes
+ * @first_psn: PSN of its first frame (READ: first READ_REQ)
+ * @npsn: PSNs it uses
+ * @nsent: PSNs assigned so far
+ * @ndone: PSNs acknowledged (READ: chunks fully received)
+ * @next_off: next message byte to segment
+ * @msn: receive sequence number (meaningful for RQ-consuming opcodes)
+ * @status: XNIC_WC_* it completes with when it fails before sending
+ */
+struct xnic_tx_wqe {
+	struct xnic_sq_wqe wqe;
+	u32 len;
+	u32 first_psn;
+	u32 npsn;
+	u32 nsent;
+	u32 ndone;
+	u32 next_off;
+	u32 msn;
+	u8 status;
+};
+
+/**
+ * struct xnic_tx_slot - one unacknowledged PSN
+ * @widx: index of its WQE in xnic_tx.wqes
+ * @done: acknowledged (READ_REQ: every response segment received)
+ * @offset: message offset of its data (READ_REQ: of the chunk asked for)
+ * @len: bytes of data (READ_REQ: bytes asked for)
+ * @segs: READ_REQ: bitmap of response segments received
+ * @sent: jiffies of its last transmission
+ */
+struct xnic_tx_slot {
+	u16 widx;
+	bool done;
+	u32 offset;
+	u32 len;
+	u64 segs;
+	unsigned long sent;
+};
+
+/**
+ * struct xnic_tx - requester state of a QP
+ * @started: set up from the QP's attributes on entering RTS
+ * @remote_node: peer node id (copied at start)
+ * @dest_qpn: peer QPN (copied at start)
+ * @mtu: payload bytes per frame (copied at start)
+ * @fetch: SQ index of the next WQE to copy out
+ * @cur: SQ index of the WQE being segmented
+ * @next_psn: next PSN to assign
+ * @una: oldest PSN not done
+ * @msn: next receive sequence number to assign
+ * @reads: READ_REQs not done
+ * @stopped: a fetched WQE failed validation: fetch nothing more
+ * @timer_on: @deadline is armed
+ * @rnr_wait: waiting for @rnr_until after an RNR NAK
+ * @retries: timeouts since the last progress
+ * @rnr_retries: RNR NAKs since the last progress
+ * @retry_limit: timeouts allowed (the QP's retry_cnt)
+ * @rnr_limit: RNR NAKs allowed (rnr_retry; XNIC_RNR_INFINITE: no limit)
+ * @max_reads: READ_REQs allowed outstanding
+ * @rto_base: first retransmission timeout, jiffies (the QP's timeout)
+ * @rto_max: largest retransmission timeout, jiffies
+ * @rto: current retransmission timeout, jiffies
+ * @deadline: retransmission deadline, jiffies
+ * @rnr_until: end of the RNR wait, jiffies
+ * @nr_wqe: entries of @wqes, a power of two
+ * @wqes: WQEs indexed by SQ index & (@nr_wqe - 1)
+ * @slots: unacknowledged PSNs indexed by PSN % XNIC_TX_WINDOW
+ */
+struct xnic_tx {
+	bool started;
+	u16 remote_node;
+	u32 dest_qpn;
+	u32 mtu;
+	u32 fetch;
+	u32 cur;
+	u32 next_psn;
+	u32 una;
+	u32 msn;
+	unsigned int reads;
+	bool stopped;
+	bool timer_on;
+	bool rnr_wait;
+	u8 retries;
+	u8 rnr_retries;
+	u8 retry_limit;
+	u8 rnr_limit;
+	unsigned int max_reads;
+	unsigned long rto_base;
+	unsigned long rto_max;
+	unsigned long rto;
+	unsigned long deadline;
+	unsigned long rnr_until;
+	u32 nr_wqe;
+	struct xnic_tx_wqe *wqes;
+	struct xnic_tx_slot slots[XNIC_TX_WINDOW];
+};
+
+/* ------------------------------ responder ------------------------------ */
+
+/**
+ * struct xnic_rx_msg - a receive WQE in use by an incoming message
+ * @wqe: validated copy of the receive WQE
+ * @active: @wqe is valid
+ * @end_seen: the message's last frame arrived, at @end_psn
+ * @imm_op: WRITE with immediate (else SEND)
+ * @solicited: the sender asked for a solicited event
+ * @has_imm: @imm is valid
+ * @status: XNIC_WC_* the receive WQE failed validation with, 0 when good
+ * @msg_len: message length, bytes
+ * @end_psn: PSN of the message's last frame
+ * @imm: immediate data, network order
+ */
+struct xnic_rx_msg {
+	struct xnic_rq_wqe wqe;
+	bool active;
+	bool end_seen;
+	bool imm_op;
+	bool solicited;
+	bool has_imm;
+	u8 status;
+	u32 msg_len;
+	u32 end_psn;
+	__be32 imm;
+};
+
+/**
+ * struct xnic_rx_read - a READ_REQ waiting for the PSNs before it
+ * @used: slot in use
+ * @psn: its PSN
+ * @info: its header
+ * @length: bytes asked for
+ * @seg: response segment size
+ */
+struct xnic_rx_read {
+	bool used;
+	u32 psn;
+	struct xnic_wire_info info;
+	u32 length;
+	u32 seg;
+};
+
+/**
+ * struct xnic_rx - responder state of a QP
+ * @started: set up from the QP's attributes on the first frame in RTR/RTS
+ * @remote_node: peer node id (copied at start)
+ * @dest_qpn: peer QPN (copied at start)
+ * @win: received PSNs
+ * @rmsn: receive sequence number of the oldest receive WQE not completed
+ * @unacked: new frames since the last ACK
+ * @err_pending: an error was found at @err_psn; reported once every PSN
+ *	before it has arrived (so that earlier messages complete first)
+ * @err_psn: PSN of the error
+ * @err_syndrome: NAK syndrome to send
+ * @err_status: XNIC_WC_* for the receive WQE of @err_msn, 0 for none
+ * @err_msn: receive WQE the error completes
+ * @rnr_timer: the QP's min_rnr_timer, sent in RNR NAKs (IBTA encoding)
+ * @fatal: the NAK (@err_syndrome, @err_psn) was sent and the QP moved to
+ *	error; the NAK is repeated to retransmissions
+ * @seq_nak_epsn: epsn of the last PSN sequence NAK (one per epsn)
+ * @nak_sent: jiffies of the last RNR or repeated NAK (one per jiffy)
+ * @nr_msg: entries of @msgs, a power of two
+ * @msgs: receive WQEs in use, indexed by msn & (@nr_msg - 1)
+ * @reads: deferred READ_REQs
+ */
+struct xnic_rx {
+	bool started;
+	u16 remote_node;
+	u32 dest_qpn;
+	struct xnic_psn_win win;
+	u32 rmsn;
+	unsigned int unacked;
+	bool err_pending;
+	u32 err_psn;
+	u8 err_syndrome;
+	u8 err_status;
+	u32 err_msn;
+	u8 rnr_timer;
+	bool fatal;
+	u32 seq_nak_epsn;
+	unsigned long nak_sent;
+	u32 nr_msg;
+	struct xnic_rx_msg *msgs;
+	struct xnic_rx_read reads[XNIC_RX_MAX_READS];
+};
+
+/**
+ * struct xnic_tp_qp - transport state of a QP (xnic_qp.tp.priv)
+ * @tx: requester
+ * @rx: responder
+ */
+struct xnic_tp_qp {
+	struct xnic_tx tx;
+	struct xnic_rx rx;
+};
+
+static inline struct xnic_tp_qp *xnic_tp(struct xnic_qp *qp)
+{
+	return qp->tp.priv;
+}
+
+static inline u32 xnic_qpn(const struct xnic_qp *qp)
+{
+	return qp->ibqp.qp_num;
+}
+
+/* The QP's state; its attributes are visible once the state is. */
+static inline enum ib_qp_state xnic_qp_state(struct xnic_qp *qp)
+{
+	/* Pairs with modify_qp's smp_store_release() of the state. */
+	return smp_load_acquire(&qp->state);
+}
+
+/* A ring's producer index, as the user published it (hostile). */
+static inline u32 xnic_ring_producer(struct xnic_ring *ring)
+{
+	/* Rule R2: pairs with the user's store-release (R1): entries below
+	 * the index are written.
+	 */
+	return smp_load_acquire(&ring->hdr->producer);
+}
+
+/* Give the entries below ring->kidx back to the user. */
+static inline void xnic_ring_release(struct xnic_ring *ring)
+{
+	/* Rule R2: our reads of the entries happen before the user reuses
+	 * them.
+	 */
+	smp_store_release(&ring->hdr->consumer, ring->kidx);
+}
+
+/* wire.c */
+struct sk_buff *xnic_frame_alloc(unsigned int payload_len, gfp_t gfp);
+void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
+bool xnic_frame_crc_ok(const struct sk_buff *skb, struct xnic_wire_hdr *hdr);
+
+/* peer.c */
+int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);
+bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
+			 const struct sk_buff *skb);
+void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
+			const struct xnic_wire_info *i);
+u32 xnic_tp_max_payload(struct xnic_dev *xdev);
+
+/* tx.c */
+void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
+		    const struct xnic_wire_ack *ack);
+void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			  struct sk_buff *skb);
+void xnic_tx_flush(struct xnic_qp *qp);
+
+/* rx.c */
+void xnic_rx_flush(struct xnic_qp *qp);
+
+#endif /* XNIC_TRANSPORT_PRIV_H */

@@ -1,0 +1,1026 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - the requester: copies WQEs out of the SQ, segments them into
+ * frames with PSNs, keeps up to XNIC_TX_WINDOW PSNs unacknowledged,
+ * retransmits on timeout, on SACK holes and on NAKs, places RDMA READ
+ * responses, and completes WQEs in order. See wire-protocol.rst.
+ *
+ * Everything here runs in the engine thread (transport_priv.h).
+ */
+#include <linux/jiffies.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include "engine.h"
+#include "transport_priv.h"
+
+static struct xnic_tx_slot *xnic_tx_slot(struct xnic_tx *tx, u32 psn)
+{
+	return &tx->slots[psn % XNIC_TX_WINDOW];
+}
+
+static struct xnic_tx_wqe *xnic_tx_wqe(struct xnic_tx *tx, u32 sq_idx)
+{
+	return &tx->wqes[sq_idx & (tx->nr_wqe - 1)];
+}
+
+static bool xnic_wr_is_read(const struct xnic_tx_wqe *w)
+{
+	return w->wqe.opcode == XNIC_WR_RDMA_READ;
+}
+
+static bool xnic_wr_has_imm(u8 opcode)
+{
+	return opcode == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+	       opcode == XNIC_WR_SEND_WITH_IMM;
+}
+
+/* Whether the opcode consumes a receive WQE at the target. */
+static bool xnic_wr_uses_rq(u8 opcode)
+{
+	return opcode == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+	       opcode == XNIC_WR_SEND || opcode == XNIC_WR_SEND_WITH_IMM;
+}
+
+static u8 xnic_wr_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case XNIC_WR_RDMA_WRITE:
+	case XNIC_WR_RDMA_WRITE_WITH_IMM:
+		return XNIC_WC_RDMA_WRITE;
+	case XNIC_WR_RDMA_READ:
+		return XNIC_WC_RDMA_READ;
+	default:
+		return XNIC_WC_SEND;
+	}
+}
+
+/* Post the send completion of a WQE; successes only when signaled. */
+static void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe,
+			u32 len, u8 status)
+{
+	struct xnic_cqe cqe = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = xnic_wr_wc_opcode(wqe->opcode),
+		.byte_len = status ? 0 : len,
+		.qp_num = xnic_qpn(qp),
+	};
+
+	if (status == XNIC_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(wqe->flags & XNIC_WQE_F_SIGNALED))
+		return;
+	xnic_cq_post(qp->scq, &cqe, false);
+}
+
+/*
+ * Move the QP to the error state because of the WQE @w (NULL: none in
+ * particular), which completes with @status; every other outstanding WQE
+ * is flushed.
+ */
+static void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w,
+			 u8 status)
+{
+	if (w && !w->status)
+		w->status = status;
+	xnic_qp_to_error(qp);
+	xnic_tp_qp_flush(qp);
+}
+
+/* Copy a validated WQE's SGE list into @dst. Return 0 or an XNIC_WC_*. */
+static int xnic_tx_gather(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
+			  u32 off, u8 *dst, u32 n)
+{
+	const struct xnic_sq_wqe *wqe = &w->wqe;
+	struct xnic_mr *mr;
+	int k, status = XNIC_WC_LOC_LEN_ERR;
+
+	if (wqe->flags & XNIC_WQE_F_INLINE) {
+		memcpy(dst, wqe->inline_data + off, n);
+		return 0;
+	}
+	for (k = 0; k < wqe->num_sge && n; k++) {
+		const struct xnic_sge *sge = &wqe->sge[k];
+		u32 c;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		c = min(n, sge->length - off);
+		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd, 0,
+				 sge->addr + off, c, &status);
+		if (!mr)
+			return status;
+		if (xnic_mr_copy_from(mr, sge->addr + off, dst, c)) {
+			xnic_mr_put(mr);
+			return XNIC_WC_LOC_PROT_ERR;
+		}
+		xnic_mr_put(mr);
+		dst += c;
+		n -= c;
+		off = 0;
+	}
+	return n ? status : 0;
+}
+
+/* Place READ response bytes into a READ WQE's SGEs. */
+static int xnic_tx_scatter(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
+			   u32 off, const struct sk_buff *skb, u32 n)
+{
+	const struct xnic_sq_wqe *wqe = &w->wqe;
+	int skb_off = XNIC_WIRE_HDR_LEN;
+	struct xnic_mr *mr;
+	int k, status = XNIC_WC_LOC_LEN_ERR;
+
+	for (k = 0; k < wqe->num_sge && n; k++) {
+		const struct xnic_sge *sge = &wqe->sge[k];
+		u32 c;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		c = min(n, sge->length - off);
+		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd,
+				 IB_ACCESS_LOCAL_WRITE, sge->addr + off, c,
+				 &status);
+		if (!mr)
+			return status;
+		if (xnic_mr_copy_from_skb(mr, sge->addr + off, skb, skb_off,
+					  c)) {
+			xnic_mr_put(mr);
+			return XNIC_WC_LOC_PROT_ERR;
+		}
+		xnic_mr_put(mr);
+		skb_off += c;
+		n -= c;
+		off = 0;
+	}
+	return n ? status : 0;
+}
+
+/*
+ * Validate a WQE copied out of the SQ and fill in its length.
+ * Return: XNIC_WC_SUCCESS or the status it completes with.
+ */
+static int xnic_tx_validate(struct xnic_qp *qp, struct xnic_tx_wqe *w)
+{
+	struct xnic_sq_wqe *wqe = &w->wqe;
+	struct xnic_mr *mr;
+	int access, status, k;
+	u64 len = 0;
+
+	if (wqe->opcode > XNIC_WR_RDMA_READ)
+		return XNIC_WC_LOC_QP_OP_ERR;
+	if (wqe->flags & XNIC_WQE_F_INLINE) {
+		if (wqe->opcode == XNIC_WR_RDMA_READ)
+			return XNIC_WC_LOC_QP_OP_ERR;
+		if (wqe->inline_len > XNIC_MAX_INLINE)
+			return XNIC_WC_LOC_LEN_ERR;
+		w->len = wqe->inline_len;
+		return XNIC_WC_SUCCESS;
+	}
+	if (wqe->num_sge > XNIC_MAX_SGE)
+		return XNIC_WC_LOC_LEN_ERR;
+	access = wqe->opcode == XNIC_WR_RDMA_READ ? IB_ACCESS_LOCAL_WRITE : 0;
+	for (k = 0; k < wqe->num_sge; k++) {
+		const struct xnic_sge *sge = &wqe->sge[k];
+
+		len += sge->length;
+		if (!sge->length)
+			continue;
+		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd, access,
+				 sge->addr, sge->length, &status);
+		if (!mr)
+			return status;
+		xnic_mr_put(mr);
+	}
+	if (len > XNIC_MAX_MSG_SIZE)
+		return XNIC_WC_LOC_LEN_ERR;
+	w->len = len;
+	return XNIC_WC_SUCCESS;
+}
+
+/* Bytes one PSN of @w carries (READ: asks for). */
+static u32 xnic_tx_psn_bytes(const struct xnic_tx *tx,
+			     const struct xnic_tx_wqe *w)
+{
+	return xnic_wr_is_read(w) ? tx->mtu * XNIC_WIRE_READ_SEGS : tx->mtu;
+}
+
+/*
+ * Copy the next WQE out of the SQ (rule R2; the copy is validated, the
+ * ring entry never read again).
+ * Return: 1 when a WQE was taken, 0 when there is none or no room,
+ * -EIO when the SQ producer index is hostile (the QP is in error now).
+ */
+static int xnic_tx_fetch(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_ring *sq = &qp->sq;
+	struct xnic_tx_wqe *w;
+	u32 prod, per;
+
+	prod = xnic_ring_producer(sq);
+	if (prod - sq->kidx > sq->nr) {
+		ibdev_dbg(&qp->xdev->ibdev,
+			  "QP %u: SQ producer %u, consumer %u: error\n",
+			  xnic_qpn(qp), prod, sq->kidx);
+		xnic_tx_fail(qp, NULL, 0);
+		return -EIO;
+	}
+	if (prod == tx->fetch || tx->fetch - sq->kidx >= tx->nr_wqe)
+		return 0;
+
+	w = xnic_tx_wqe(tx, tx->fetch);
+	memcpy(&w->wqe, sq->entries + (tx->fetch & (sq->nr - 1)) *
+	       sq->elem_size, sizeof(w->wqe));
+	w->len = 0;
+	w->nsent = 0;
+	w->ndone = 0;
+	w->next_off = 0;
+	w->status = xnic_tx_validate(qp, w);
+	if (w->status) {
+		w->npsn = 0;
+		tx->stopped = true;
+	} else {
+		per = xnic_tx_psn_bytes(tx, w);
+		w->npsn = w->len ? DIV_ROUND_UP(w->len, per) : 1;
+		if (xnic_wr_uses_rq(w->wqe.opcode))
+			w->msn = tx->msn++;
+	}
+	tx->fetch++;
+	return 1;
+}
+
+/* Fill the header of a frame of PSN @psn (slot @s of WQE @w). */
+static void xnic_tx_info(struct xnic_qp *qp, struct xnic_tx_wqe *w,
+			 struct xnic_tx_slot *s, u32 psn,
+			 struct xnic_wire_info *i)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	const struct xnic_sq_wqe *wqe = &w->wqe;
+
+	memset(i, 0, sizeof(*i));
+	i->src_node = qp->xdev->node_id;
+	i->dst_node = tx->remote_node;
+	i->src_qpn = xnic_qpn(qp);
+	i->dst_qpn = tx->dest_qpn;
+	i->psn = psn;
+	i->msn = w->msn;
+	i->msg_len = w->len;
+	i->offset = s->offset;
+	switch (wqe->opcode) {
+	case XNIC_WR_RDMA_READ:
+		i->opcode = XNIC_OP_READ_REQ;
+		i->payload_len = sizeof(struct xnic_wire_read_req);
+		break;
+	case XNIC_WR_RDMA_WRITE:
+	case XNIC_WR_RDMA_WRITE_WITH_IMM:
+		i->opcode = XNIC_OP_WRITE;
+		i->payload_len = s->len;
+		break;
+	default:
+		i->opcode = XNIC_OP_SEND;
+		i->payload_len = s->len;
+		break;
+	}
+	if (i->opcode != XNIC_OP_SEND) {
+		i->raddr = wqe->remote_addr;
+		i->rkey = wqe->rkey;
+	}
+	if (xnic_wr_has_imm(wqe->opcode)) {
+		i->flags |= XNIC_WF_IMM;
+		i->imm = (__force __be32)wqe->imm_data;
+	}
+	if ((wqe->flags & XNIC_WQE_F_SOLICITED) &&
+	    xnic_wr_uses_rq(wqe->opcode))
+		i->flags |= XNIC_WF_SOLICITED;
+	/*
+	 * Ask for an ACK at the end of a message, now and then, and when
+	 * the window is about to fill, so that it reopens without a timeout.
+	 */
+	if (i->opcode == XNIC_OP_READ_REQ || s->offset + s->len == w->len ||
+	    psn % XNIC_TX_ACKREQ_EVERY == 0 ||
+	    psn - tx->una >= XNIC_TX_WINDOW - XNIC_TX_ACKREQ_EVERY)
+		i->flags |= XNIC_WF_ACKREQ;
+}
+
+/* Segments a READ_REQ slot asks for: one per mtu bytes, at least one. */
+static u32 xnic_tx_read_nseg(const struct xnic_tx *tx,
+			     const struct xnic_tx_slot *s)
+{
+	return s->len ? DIV_ROUND_UP(s->len, tx->mtu) : 1;
+}
+
+/*
+ * The part of a READ_REQ's chunk to ask for: from its first missing
+ * response segment to its last, so that a retransmission does not bring
+ * back what already arrived.
+ */
+static void xnic_tx_read_range(const struct xnic_tx *tx,
+			       const struct xnic_tx_slot *s, u32 *offset,
+			       u32 *len)
+{
+	u64 missing = ~s->segs & GENMASK_ULL(xnic_tx_read_nseg(tx, s) - 1, 0);
+	u32 first, end;
+
+	if (!s->segs || !missing) {
+		*offset = s->offset;
+		*len = s->len;
+		return;
+	}
+	first = __ffs64(missing) * tx->mtu;
+	end = min((fls64(missing)) * tx->mtu, s->len);
+	*offset = s->offset + first;
+	*len = end - first;
+}
+
+/*
+ * (Re)transmit PSN @psn. Return 0 (also when the frame was lost on the
+ * way out: that is recovered like loss), -ENOMEM to try again later, or
+ * -EIO when the WQE failed locally (the QP is in error now).
+ */
+static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
+	struct xnic_tx_wqe *w = &tx->wqes[s->widx];
+	struct xnic_wire_read_req *rr;
+	struct xnic_wire_info i;
+	struct sk_buff *skb;
+	int status;
+	u32 len;
+
+	xnic_tx_info(qp, w, s, psn, &i);
+	if (retx)
+		i.flags |= XNIC_WF_RETX | XNIC_WF_ACKREQ;
+	skb = xnic_frame_alloc(i.payload_len, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	if (i.opcode == XNIC_OP_READ_REQ) {
+		rr = skb_put(skb, sizeof(*rr));
+		xnic_tx_read_range(tx, s, &i.offset, &len);
+		rr->length = cpu_to_be32(len);
+		rr->seg_size = cpu_to_be32(tx->mtu);
+	} else {
+		status = xnic_tx_gather(qp, w, s->offset,
+					skb_put(skb, s->len), s->len);
+		if (status) {
+			kfree_skb(skb);
+			xnic_tx_fail(qp, w, status);
+			return -EIO;
+		}
+	}
+	xnic_frame_finish(skb, &i);
+	xnic_tp_xmit(qp->xdev, tx->remote_node, skb);
+	s->sent = jiffies;
+	if (retx)
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
+	return 0;
+}
+
+/* Assign the next PSN of the WQE being segmented and send it. */
+static int xnic_tx_send_new(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tx_wqe *w = xnic_tx_wqe(tx, tx->cur);
+	struct xnic_tx_slot *s = xnic_tx_slot(tx, tx->next_psn);
+	u32 psn = tx->next_psn;
+
+	s->widx = tx->cur & (tx->nr_wqe - 1);
+	s->done = false;
+	s->segs = 0;
+	s->offset = w->next_off;
+	s->len = min(xnic_tx_psn_bytes(tx, w), w->len - w->next_off);
+	if (!w->nsent)
+		w->first_psn = psn;
+	w->next_off += s->len;
+	w->nsent++;
+	if (w->nsent == w->npsn)
+		tx->cur++;
+	if (xnic_wr_is_read(w))
+		tx->reads++;
+	tx->next_psn++;
+	if (!tx->timer_on) {
+		tx->timer_on = true;
+		tx->deadline = jiffies + tx->rto;
+	}
+	return xnic_tx_send_psn(qp, psn, false);
+}
+
+/* Retransmit every PSN in [from, next_psn) that is not done. */
+static int xnic_tx_resend_from(struct xnic_qp *qp, u32 from)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	u32 psn;
+	int err;
+
+	if (xnic_psn_before(from, tx->una))
+		from = tx->una;
+	for (psn = from; xnic_psn_before(psn, tx->next_psn); psn++) {
+		if (xnic_tx_slot(tx, psn)->done)
+			continue;
+		err = xnic_tx_send_psn(qp, psn, true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void xnic_tx_slot_done(struct xnic_tx *tx, struct xnic_tx_slot *s)
+{
+	struct xnic_tx_wqe *w = &tx->wqes[s->widx];
+
+	if (s->done)
+		return;
+	s->done = true;
+	w->ndone++;
+	if (xnic_wr_is_read(w))
+		tx->reads--;
+}
+
+/* After slots became done: move una, restart the retransmission timer. */
+static void xnic_tx_progress(struct xnic_tx *tx)
+{
+	u32 una = tx->una;
+
+	while (una != tx->next_psn && xnic_tx_slot(tx, una)->done)
+		una++;
+	if (una != tx->una)
+		tx->rnr_retries = 0;
+	tx->una = una;
+	tx->retries = 0;
+	tx->rto = tx->rto_base;
+	tx->timer_on = una != tx->next_psn;
+	tx->deadline = jiffies + tx->rto;
+}
+
+/*
+ * Complete finished WQEs at the head of the SQ, in order, and release
+ * their slots to userspace. Return false when the QP went to error.
+ */
+static bool xnic_tx_complete(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_ring *sq = &qp->sq;
+	bool released = false;
+
+	while (sq->kidx != tx->fetch) {
+		struct xnic_tx_wqe *w = xnic_tx_wqe(tx, sq->kidx);
+
+		if (w->status) {
+			if (released)
+				xnic_ring_release(sq);
+			xnic_tx_fail(qp, w, w->status);
+			return false;
+		}
+		if (w->nsent != w->npsn || w->ndone != w->npsn)
+			break;
+		xnic_tx_cqe(qp, &w->wqe, w->len, XNIC_WC_SUCCESS);
+		sq->kidx++;
+		released = true;
+	}
+	if (released)
+		xnic_ring_release(sq);
+	return true;
+}
+
+static void xnic_tx_start(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	u8 timeout, rd;
+	u32 psn, mtu;
+	u64 us;
+
+	spin_lock_bh(&qp->state_lock);
+	tx->remote_node = qp->remote_node;
+	tx->dest_qpn = qp->dest_qpn;
+	psn = qp->sq_psn;
+	mtu = qp->path_mtu;
+	timeout = qp->timeout;
+	tx->retry_limit = qp->retry_cnt;
+	tx->rnr_limit = qp->rnr_retry;
+	rd = qp->max_rd_atomic;
+	spin_unlock_bh(&qp->state_lock);
+
+	/*
+	 * IBTA timeout 0 means "wait for ever"; we still need a timer to
+	 * recover from loss, and take our default. Software on an emulated
+	 * CPU is slow: never below XNIC_TX_RTO_MIN_MS.
+	 */
+	us = xnic_wire_ack_timeout_us(timeout) ?: XNIC_TX_RTO_MS * 1000ULL;
+	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_MS * 1000ULL,
+		     60ULL * USEC_PER_SEC);
+	tx->rto_base = max_t(unsigned long, usecs_to_jiffies(us), 2);
+	tx->rto_max = max(tx->rto_base, msecs_to_jiffies(XNIC_TX_RTO_MAX_MS));
+	tx->max_reads = clamp_t(unsigned int, rd, 1, XNIC_TX_MAX_READS);
+
+	/* A READ_REQ asks for 64 segments of mtu bytes: keep it in u32. */
+	tx->mtu = clamp_t(u32, mtu, XNIC_WIRE_MIN_SEG,
+			  U16_MAX - XNIC_WIRE_HDR_LEN);
+	tx->next_psn = psn;
+	tx->una = psn;
+	tx->fetch = qp->sq.kidx;
+	tx->cur = qp->sq.kidx;
+	tx->msn = 0;
+	tx->reads = 0;
+	tx->stopped = false;
+	tx->timer_on = false;
+	tx->rnr_wait = false;
+	tx->retries = 0;
+	tx->rnr_retries = 0;
+	tx->rto = tx->rto_base;
+	tx->started = true;
+}
+
+/* WQEs posted while the QP may not send: error, then flush the rest. */
+static void xnic_tx_bad_state(struct xnic_qp *qp)
+{
+	struct xnic_ring *sq = &qp->sq;
+	struct xnic_sq_wqe wqe;
+	u32 prod;
+
+	prod = xnic_ring_producer(sq);
+	if (prod == sq->kidx)
+		return;
+	if (prod - sq->kidx <= sq->nr) {
+		memcpy(&wqe, sq->entries + (sq->kidx & (sq->nr - 1)) *
+		       sq->elem_size, sizeof(wqe));
+		xnic_tx_cqe(qp, &wqe, 0, XNIC_WC_LOC_QP_OP_ERR);
+		sq->kidx++;
+		xnic_ring_release(sq);
+	}
+	xnic_tx_fail(qp, NULL, 0);
+}
+
+/* The retransmission timer expired. Return false when the QP failed. */
+static bool xnic_tx_timeout(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+
+	xnic_cnt_inc(qp->xdev, XNIC_CNT_TIMEOUTS);
+	if (++tx->retries > tx->retry_limit) {
+		ibdev_dbg(&qp->xdev->ibdev, "QP %u: retry count exceeded\n",
+			  xnic_qpn(qp));
+		xnic_tx_fail(qp, xnic_tx_wqe(tx, qp->sq.kidx),
+			     XNIC_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	tx->rto = min(tx->rto * 2, tx->rto_max);
+	tx->deadline = jiffies + tx->rto;
+	return xnic_tx_resend_from(qp, tx->una) != -EIO;
+}
+
+/**
+ * xnic_tp_qp_process() - run the requester of a QP
+ * @qp: the QP
+ * @deadline: with XNIC_TP_WAIT, set to when to call again at the latest
+ *	(jiffies)
+ *
+ * Takes new WQEs from the SQ, sends what the window allows (at most
+ * XNIC_TX_BUDGET frames), handles the retransmission and RNR timers and
+ * completes finished WQEs.
+ *
+ * Context: engine thread.
+ * Return: XNIC_TP_BUSY when there is more to send now, XNIC_TP_WAIT when
+ * waiting for ACKs or a timer, XNIC_TP_IDLE when nothing is outstanding.
+ */
+enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
+				       unsigned long *deadline)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
+	enum ib_qp_state state = xnic_qp_state(qp);
+	unsigned int sent = 0;
+	bool blocked = false;
+	u32 prod;
+	int err;
+
+	if (state == IB_QPS_ERR) {
+		xnic_tp_qp_flush(qp);
+		return XNIC_TP_IDLE;
+	}
+	if (state != IB_QPS_RTS) {
+		xnic_tx_bad_state(qp);
+		return XNIC_TP_IDLE;
+	}
+	if (!tx->started)
+		xnic_tx_start(qp);
+
+	if (tx->rnr_wait) {
+		if (time_before(jiffies, tx->rnr_until)) {
+			*deadline = tx->rnr_until;
+			return XNIC_TP_WAIT;
+		}
+		tx->rnr_wait = false;
+		tx->timer_on = true;
+		tx->deadline = jiffies + tx->rto;
+		if (xnic_tx_resend_from(qp, tx->una) == -EIO)
+			return XNIC_TP_IDLE;
+	}
+	if (tx->timer_on && !time_before(jiffies, tx->deadline) &&
+	    !xnic_tx_timeout(qp))
+		return XNIC_TP_IDLE;
+
+	while (sent < XNIC_TX_BUDGET) {
+		struct xnic_tx_wqe *w;
+
+		if (tx->cur == tx->fetch) {
+			if (tx->stopped)
+				break;
+			err = xnic_tx_fetch(qp);
+			if (err < 0)
+				return XNIC_TP_IDLE;
+			if (!err)
+				break;
+			continue;
+		}
+		w = xnic_tx_wqe(tx, tx->cur);
+		if (w->status) {
+			tx->cur++;
+			continue;
+		}
+		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
+		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads)) {
+			blocked = true;
+			break;
+		}
+		err = xnic_tx_send_new(qp);
+		if (err == -EIO)
+			return XNIC_TP_IDLE;
+		if (err) {
+			*deadline = jiffies + 1;
+			return XNIC_TP_WAIT;
+		}
+		sent++;
+	}
+	if (!xnic_tx_complete(qp))
+		return XNIC_TP_IDLE;
+
+	if (sent == XNIC_TX_BUDGET && !blocked)
+		return XNIC_TP_BUSY;
+	prod = xnic_ring_producer(&qp->sq);
+	if (!blocked && !tx->stopped && tx->cur == tx->fetch &&
+	    prod != tx->fetch && tx->fetch - qp->sq.kidx < tx->nr_wqe)
+		return XNIC_TP_BUSY;
+	if (qp->sq.kidx == tx->fetch && !tx->timer_on)
+		return XNIC_TP_IDLE;
+	*deadline = tx->timer_on ? tx->deadline : jiffies + HZ / 10;
+	return XNIC_TP_WAIT;
+}
+
+/* Fast retransmit: resend holes that three later PSNs have overtaken. */
+static int xnic_tx_fast_retransmit(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	unsigned long age = max_t(unsigned long, tx->rto / 4, 1);
+	unsigned int after = 0;
+	u32 psn;
+	int err;
+
+	if (tx->rnr_wait)
+		return 0;
+	for (psn = tx->next_psn; psn != tx->una;) {
+		struct xnic_tx_slot *s = xnic_tx_slot(tx, --psn);
+
+		if (s->done) {
+			after++;
+			continue;
+		}
+		if (after < 3 || xnic_wr_is_read(&tx->wqes[s->widx]) ||
+		    time_before(jiffies, s->sent + age))
+			continue;
+		err = xnic_tx_send_psn(qp, psn, true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Responses of the READ_REQ @upto_psn arrived: an earlier READ_REQ (or
+ * this one) still missing segments after a while has likely lost them.
+ */
+static int xnic_tx_read_fast_retransmit(struct xnic_qp *qp, u32 upto_psn)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	unsigned long age = max_t(unsigned long, tx->rto / 4, 1);
+	u32 psn;
+	int err;
+
+	for (psn = tx->una; !xnic_psn_before(upto_psn, psn); psn++) {
+		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
+
+		if (s->done || !xnic_wr_is_read(&tx->wqes[s->widx]) ||
+		    time_before(jiffies, s->sent + age))
+			continue;
+		err = xnic_tx_send_psn(qp, psn, true);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The WQE the unacknowledged PSN @psn belongs to, or NULL. */
+static struct xnic_tx_wqe *xnic_tx_psn_wqe(struct xnic_tx *tx, u32 psn)
+{
+	if (!xnic_psn_in(psn, tx->una, tx->next_psn - tx->una))
+		return NULL;
+	return &tx->wqes[xnic_tx_slot(tx, psn)->widx];
+}
+
+static u8 xnic_nak_status(u8 syndrome)
+{
+	switch (syndrome) {
+	case XNIC_NAK_REM_ACCESS:
+		return XNIC_WC_REM_ACCESS_ERR;
+	case XNIC_NAK_REM_OP:
+		return XNIC_WC_REM_OP_ERR;
+	default:
+		return XNIC_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/* Check a frame for the requester comes from our peer QP. */
+static bool xnic_tx_frame_ok(struct xnic_qp *qp,
+			     const struct xnic_wire_info *i)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+
+	if (!tx->started || xnic_qp_state(qp) != IB_QPS_RTS ||
+	    i->src_node != tx->remote_node || i->src_qpn != tx->dest_qpn) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * xnic_tx_ack_rx() - handle an ACK or NAK for the requester of a QP
+ * @qp: the QP
+ * @i: the frame's header, accepted by xnic_wire_check()
+ * @ack: its payload
+ *
+ * Context: engine thread.
+ */
+void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
+		    const struct xnic_wire_ack *ack)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	u64 sack[XNIC_WIRE_SACK_BITS / 64];
+	u32 cum = i->psn, nak_psn, psn;
+	struct xnic_tx_wqe *w;
+	bool progress = false;
+	u8 syn = ack->syndrome;
+	unsigned int delay;
+	int k;
+
+	if (!xnic_tx_frame_ok(qp, i))
+		return;
+	if (syn >= XNIC_NAK_MAX ||
+	    (i->opcode == XNIC_OP_ACK ? syn : !syn)) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_MALFORMED);
+		return;
+	}
+	if (xnic_psn_before(tx->next_psn, cum)) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_OUT_OF_WINDOW);
+		return;
+	}
+	xnic_cnt_inc(qp->xdev, syn ? XNIC_CNT_NAKS_RCVD : XNIC_CNT_ACKS_RCVD);
+	if (syn == XNIC_NAK_RNR)
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_RNR_NAKS_RCVD);
+
+	for (k = 0; k < ARRAY_SIZE(sack); k++)
+		sack[k] = be64_to_cpu(ack->sack[k]);
+	for (psn = tx->una; psn != tx->next_psn; psn++) {
+		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
+
+		/* A READ is done when its responses are in, not on ACK. */
+		if (s->done || xnic_wr_is_read(&tx->wqes[s->widx]))
+			continue;
+		if (xnic_psn_before(psn, cum) || xnic_sack_test(sack, cum, psn)) {
+			xnic_tx_slot_done(tx, s);
+			progress = true;
+		}
+	}
+	if (progress)
+		xnic_tx_progress(tx);
+	if (!xnic_tx_complete(qp))
+		return;
+
+	nak_psn = be32_to_cpu(ack->nak_psn);
+	switch (syn) {
+	case XNIC_NAK_NONE:
+		if (xnic_tx_fast_retransmit(qp) == -EIO)
+			return;
+		break;
+	case XNIC_NAK_PSN_SEQ:
+		if (xnic_tx_resend_from(qp, cum) == -EIO)
+			return;
+		break;
+	case XNIC_NAK_RNR:
+		w = xnic_tx_psn_wqe(tx, nak_psn);
+		if (!w)
+			break;
+		if (tx->rnr_limit != XNIC_RNR_INFINITE &&
+		    ++tx->rnr_retries > tx->rnr_limit) {
+			xnic_tx_fail(qp, w, XNIC_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		tx->rnr_wait = true;
+		delay = xnic_wire_rnr_us(ack->rnr_timer);
+		tx->rnr_until = jiffies + max(usecs_to_jiffies(delay), 1UL);
+		tx->timer_on = false;
+		break;
+	default:
+		w = xnic_tx_psn_wqe(tx, nak_psn);
+		if (!w)
+			break;
+		ibdev_dbg(&qp->xdev->ibdev, "QP %u: NAK %u at PSN %u\n",
+			  xnic_qpn(qp), syn, nak_psn);
+		xnic_tx_fail(qp, w, xnic_nak_status(syn));
+		return;
+	}
+	xnic_engine_activate_qp(qp->xdev, qp);
+}
+
+/**
+ * xnic_tx_read_resp_rx() - place an RDMA READ response
+ * @qp: the QP
+ * @i: the frame's header, accepted by xnic_wire_check()
+ * @skb: the frame
+ *
+ * Context: engine thread.
+ */
+void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
+			  struct sk_buff *skb)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tx_slot *s;
+	struct xnic_tx_wqe *w;
+	u32 rel, nseg, want, k;
+	int status;
+
+	if (!xnic_tx_frame_ok(qp, i))
+		return;
+	w = xnic_tx_psn_wqe(tx, i->psn);
+	s = xnic_tx_slot(tx, i->psn);
+	if (!w || s->done) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
+		return;
+	}
+	if (!xnic_wr_is_read(w) || i->msg_len != w->len ||
+	    i->offset < s->offset)
+		goto bad;
+	rel = i->offset - s->offset;
+	nseg = xnic_tx_read_nseg(tx, s);
+	if (s->len) {
+		if (rel >= s->len || rel % tx->mtu)
+			goto bad;
+		want = min(tx->mtu, s->len - rel);
+	} else {
+		want = 0;
+	}
+	if (i->payload_len != want)
+		goto bad;
+	k = rel / tx->mtu;
+	if (s->segs & BIT_ULL(k)) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
+		return;
+	}
+	status = xnic_tx_scatter(qp, w, i->offset, skb, want);
+	if (status) {
+		xnic_tx_fail(qp, w, status);
+		return;
+	}
+	s->segs |= BIT_ULL(k);
+	if (s->segs != GENMASK_ULL(nseg - 1, 0)) {
+		/* Its last segment is in: the missing ones are likely lost. */
+		if (k == nseg - 1)
+			xnic_tx_read_fast_retransmit(qp, i->psn);
+		return;
+	}
+	xnic_tx_slot_done(tx, s);
+	xnic_tx_progress(tx);
+	if (xnic_tx_read_fast_retransmit(qp, i->psn) != -EIO &&
+	    xnic_tx_complete(qp))
+		xnic_engine_activate_qp(qp->xdev, qp);
+	return;
+
+bad:
+	xnic_cnt_inc(qp->xdev, XNIC_CNT_MALFORMED);
+}
+
+/**
+ * xnic_tx_flush() - complete every outstanding SQ WQE with a flush error
+ * @qp: the QP, in the error state
+ *
+ * WQEs that failed keep their own status. Entries the user posted beyond
+ * what a sane producer index allows are not touched.
+ */
+void xnic_tx_flush(struct xnic_qp *qp)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_ring *sq = &qp->sq;
+	struct xnic_sq_wqe wqe;
+	u32 prod;
+
+	/* The transport's own indices are sane: it set them. */
+	if (tx->started && tx->fetch - sq->kidx <= tx->nr_wqe) {
+		while (sq->kidx != tx->fetch) {
+			struct xnic_tx_wqe *w = xnic_tx_wqe(tx, sq->kidx);
+
+			xnic_tx_cqe(qp, &w->wqe, 0,
+				    w->status ?: XNIC_WC_WR_FLUSH_ERR);
+			sq->kidx++;
+		}
+	}
+	prod = xnic_ring_producer(sq);
+	if (prod - sq->kidx > sq->nr)
+		prod = sq->kidx;
+	while (sq->kidx != prod) {
+		memcpy(&wqe, sq->entries + (sq->kidx & (sq->nr - 1)) *
+		       sq->elem_size, sizeof(wqe));
+		xnic_tx_cqe(qp, &wqe, 0, XNIC_WC_WR_FLUSH_ERR);
+		sq->kidx++;
+	}
+	xnic_ring_release(sq);
+	tx->fetch = sq->kidx;
+	tx->cur = sq->kidx;
+	tx->una = tx->next_psn;
+	tx->reads = 0;
+	tx->timer_on = false;
+	tx->rnr_wait = false;
+	tx->started = false;
+}
+
+/**
+ * xnic_tp_qp_flush() - complete every outstanding WQE with a flush error
+ * @qp: the QP, in the error state
+ *
+ * Idempotent: called again, it flushes only what was posted since.
+ *
+ * Context: engine thread.
+ */
+void xnic_tp_qp_flush(struct xnic_qp *qp)
+{
+	if (!xnic_tp(qp))
+		return;
+	xnic_tx_flush(qp);
+	xnic_rx_flush(qp);
+}
+
+/**
+ * xnic_tp_qp_init() - allocate a QP's transport state
+ * @qp: the QP; its rings are allocated (their sizes bound the tables)
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int xnic_tp_qp_init(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp;
+	u32 nw, nm;
+
+	nw = qp->sq.nr ? min_t(u32, qp->sq.nr, XNIC_TX_MAX_WQE) :
+			 XNIC_TX_MAX_WQE;
+	nm = qp->rq.nr ? min_t(u32, qp->rq.nr, XNIC_RX_MAX_MSG) :
+			 XNIC_RX_MAX_MSG;
+	tp = kvzalloc(sizeof(*tp), GFP_KERNEL);
+	if (!tp)
+		return -ENOMEM;
+	tp->tx.nr_wqe = roundup_pow_of_two(nw);
+	tp->tx.wqes = kvcalloc(tp->tx.nr_wqe, sizeof(*tp->tx.wqes),
+			       GFP_KERNEL);
+	tp->rx.nr_msg = roundup_pow_of_two(nm);
+	tp->rx.msgs = kvcalloc(tp->rx.nr_msg, sizeof(*tp->rx.msgs),
+			       GFP_KERNEL);
+	if (!tp->tx.wqes || !tp->rx.msgs) {
+		kvfree(tp->tx.wqes);
+		kvfree(tp->rx.msgs);
+		kvfree(tp);
+		return -ENOMEM;
+	}
+	qp->tp.priv = tp;
+	return 0;
+}
+
+/**
+ * xnic_tp_qp_release() - free a QP's transport state
+ * @qp: the QP, no longer referenced by the engine
+ *
+ * Context: process context.
+ */
+void xnic_tp_qp_release(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+
+	if (!tp)
+		return;
+	kvfree(tp->tx.wqes);
+	kvfree(tp->rx.msgs);
+	kvfree(tp);
+	qp->tp.priv = NULL;
+}

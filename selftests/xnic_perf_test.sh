@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# xnic_perf_test.sh - tools/xnic-perf end to end between two xnic devices on
+# a veth pair: every test runs, both sides exit 0, and the client prints one
+# well-formed JSON result per size. Runs as root in the test VM.
+set -u
+KSFT_SKIP=4
+cd "$(dirname "$0")/.."
+PERF=tools/xnic-perf
+[[ -x $PERF ]] || { echo "SKIP: $PERF not built"; exit $KSFT_SKIP; }
+
+tag=$$
+A=pta$tag B=ptb$tag DA=ptx${tag}a DB=ptx${tag}b
+PORT=$((20000 + tag % 10000))
+out=$(mktemp) srv=$(mktemp)
+
+cleanup() {
+	rdma link delete "$DA" 2>/dev/null
+	rdma link delete "$DB" 2>/dev/null
+	ip link del "$A" 2>/dev/null
+	rm -f "$out" "$srv"
+}
+trap cleanup EXIT
+
+ip link add "$A" address 02:00:00:00:00:21 mtu 9000 type veth \
+	peer name "$B" address 02:00:00:00:00:22 mtu 9000 || exit 1
+ip link set "$A" up && ip link set "$B" up || exit 1
+rdma link add "$DA" type xnic netdev "$A" || exit 1
+rdma link add "$DB" type xnic netdev "$B" || exit 1
+for i in $(seq 50); do
+	[[ -e /sys/class/infiniband/$DB ]] && break
+	sleep 0.1
+done
+
+fail=0
+# name, then client options
+run() {
+	local t=$1 spid crc src n
+	shift
+	timeout 60 $PERF "$t" -d "$DB" -p $PORT >"$srv" 2>&1 &
+	spid=$!
+	timeout 60 $PERF "$t" -d "$DA" -p $PORT --json "$@" 127.0.0.1 >"$out" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	n=$(grep -c "^{\"test\":\"$t\",.*}$" "$out")
+	if [[ $crc -ne 0 || $src -ne 0 || $n -lt 1 ]]; then
+		echo "not ok: $t $* (client $crc, server $src, $n results)"
+		cat "$out" "$srv"
+		fail=1
+	else
+		echo "ok: $t $* ($n results)"
+	fi
+}
+
+run write_lat -n 50
+run write_lat -n 20 -s 20000
+run send_lat -n 50 -e
+run read_lat -n 50 -s 4096 -e
+run write_bw -n 100 -s 8192 -e
+run read_bw -n 100 -s 8192 -e
+run send_bw -n 100 -s 8192 -e
+run send_bw -D 1 -s 1000 -e
+run write_bw -n 10 -e -a
+
+# A client with no server fails with a message and a non-zero status.
+if timeout 30 $PERF write_lat -d "$DA" -p $((PORT + 1)) 127.0.0.1 >"$out" 2>&1; then
+	echo "not ok: a client without a server succeeded"
+	fail=1
+elif ! grep -q "connect to 127.0.0.1" "$out"; then
+	echo "not ok: no clear message without a server:"; cat "$out"
+	fail=1
+fi
+exit $fail

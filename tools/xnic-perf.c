@@ -1,0 +1,1203 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic-perf - latency and bandwidth of RDMA WRITE, READ and SEND over xnic,
+ * in the manner of perftest (ib_write_lat, ib_write_bw, ...).
+ *
+ *   server:  xnic-perf write_lat -d xnic1
+ *   client:  xnic-perf write_lat -d xnic0 127.0.0.1
+ *
+ * The two sides meet over TCP (default port 18515, as perftest) to swap
+ * node id, QPN, PSN, buffer address and rkey, then move data with libxnic's
+ * zero-syscall datapath. The server takes the test parameters from the
+ * client; the client prints the results.
+ *
+ * Latency tests are ping-pong: write_lat writes to the peer, which spins on
+ * the last byte of its buffer and writes back (one-way latency = RTT / 2);
+ * send_lat does the same with SEND and RECV completions; read_lat reads
+ * from the passive server (latency = the READ's round trip). Bandwidth
+ * tests keep a window of WQEs outstanding, signal every Nth and poll the CQ.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xnic.h"
+
+#define PERF_MAGIC		0x584e4943504552ULL	/* "XNICPER" */
+#define PERF_VERSION		1
+#define DEF_PORT		18515
+#define DEF_LAT_ITERS		1000
+#define DEF_BW_ITERS		5000
+#define DEF_LAT_SIZE		2
+#define DEF_BW_SIZE		65536
+#define DEF_TX_DEPTH		128
+#define DEF_RX_DEPTH		512
+#define ALL_MIN_SIZE		2
+#define ALL_MAX_SIZE		(8U << 20)
+#define PROGRESS_TIMEOUT_NS	(10ULL * 1000000000ULL)
+#define CONNECT_RETRY_MS	10000
+#define MAX_SAMPLES		(16U << 20)
+
+enum verb { VERB_WRITE, VERB_READ, VERB_SEND };
+
+struct test_def {
+	const char *name;
+	const char *title;
+	enum verb verb;
+	bool lat;
+};
+
+static const struct test_def tests[] = {
+	{ "write_lat", "RDMA_Write Latency Test", VERB_WRITE, true },
+	{ "write_bw", "RDMA_Write BW Test", VERB_WRITE, false },
+	{ "read_lat", "RDMA_Read Latency Test", VERB_READ, true },
+	{ "read_bw", "RDMA_Read BW Test", VERB_READ, false },
+	{ "send_lat", "Send Latency Test", VERB_SEND, true },
+	{ "send_bw", "Send BW Test", VERB_SEND, false },
+};
+
+#define NTESTS	(sizeof(tests) / sizeof(tests[0]))
+
+struct opts {
+	const struct test_def *test;
+	const char *dev;
+	const char *server;
+	uint64_t size;
+	uint64_t iters;
+	unsigned int duration;
+	unsigned int port;
+	unsigned int tx_depth;
+	unsigned int rx_depth;
+	bool all;
+	bool json;
+	bool events;
+	bool size_set;
+	bool iters_set;
+};
+
+/* Exchanged once each way at connection time; every field big-endian. */
+struct wire_hello {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t test;
+	uint32_t node_id;
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t addr;		/* the buffer the peer writes to / reads */
+	uint64_t buf_size;
+	uint64_t size;		/* client's parameters follow */
+	uint64_t iters;
+	uint32_t duration;
+	uint32_t all;
+	uint32_t tx_depth;
+	uint32_t rx_depth;
+	uint32_t events;
+	uint32_t reserved;
+};
+
+enum msg_type { MSG_RUN = 1, MSG_READY, MSG_DONE, MSG_ACK, MSG_BYE };
+
+/* Control messages, big-endian. */
+struct wire_msg {
+	uint32_t type;
+	uint32_t pad;
+	uint64_t a;	/* RUN: size; DONE: messages sent; ACK: received */
+	uint64_t b;	/* RUN: iterations (0: duration mode) */
+};
+
+struct perf {
+	const struct opts *o;
+	bool server;
+	struct xnic_ctx *ctx;
+	const struct xnic_ctx_attr *attr;
+	struct xnic_pd *pd;
+	struct xnic_mr *mr;
+	struct xnic_cq *cq;
+	struct xnic_qp *qp;
+	uint8_t *buf;		/* [0, half): peer writes here; [half, 2 half): source */
+	size_t buf_len;
+	size_t half;
+	uint64_t remote_addr;
+	uint32_t remote_rkey;
+	int sock;
+	unsigned int window;
+	unsigned int cq_mod;
+	/* per run */
+	uint64_t size;
+	uint64_t posted;
+	uint64_t completed;	/* highest signaled wr_id completed */
+	uint64_t recvs;
+	unsigned int owed_recvs;	/* reaped, not yet reposted */
+	double *samples;	/* latency, usec */
+	size_t nsamples, samples_cap;
+	uint64_t *bw_cnt;	/* bandwidth samples: messages completed ... */
+	uint64_t *bw_ns;	/* ... at this time */
+	size_t nbw, bw_cap;
+};
+
+static const char *prog = "xnic-perf";
+/* Spins between sched_yield() calls: the engines need CPU time too. */
+#define YIELD_MASK	255
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void check(int err, const char *what)
+{
+	if (err < 0)
+		die("%s: %s", what, xnic_strerror(err));
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* ------------------------------ options ------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: %s TEST [options] [SERVER_ADDR]\n"
+"  TEST: write_lat write_bw read_lat read_bw send_lat send_bw\n"
+"  Without SERVER_ADDR: server (waits for one client); with it: client.\n"
+"options:\n"
+"  -d, --dev DEV        xnic device (default xnic0)\n"
+"  -s, --size BYTES     message size (default 2 for *_lat, 65536 for *_bw;\n"
+"                       K, M, G suffixes allowed)\n"
+"  -n, --iters N        iterations per size (default 1000 lat, 5000 bw)\n"
+"  -a, --all            all sizes from 2 to 8 MiB by powers of 2\n"
+"  -D, --duration SEC   run each size for SEC seconds instead of -n\n"
+"  -p, --port PORT      TCP port of the out-of-band exchange (default %u)\n"
+"  -t, --tx-depth N     outstanding WQEs in bandwidth tests (default %u)\n"
+"  -r, --rx-depth N     receive WQEs posted in send tests (default %u)\n"
+"  -e, --events         sleep on completion events (xnic_cq_wait) instead\n"
+"                       of busy polling the CQ (not with write_lat)\n"
+"      --json           one JSON object per size instead of the table\n"
+"  -h, --help           this text\n"
+"The server takes -s, -n, -a, -D, -t, -r and -e from the client.\n",
+		prog, DEF_PORT, DEF_TX_DEPTH, DEF_RX_DEPTH);
+}
+
+static int parse_u64(const char *s, uint64_t *v, bool suffix)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno)
+		return -EINVAL;
+	if (suffix && *end) {
+		unsigned int sh = 0;
+
+		switch (*end | 0x20) {	/* lower case */
+		case 'k':
+			sh = 10;
+			break;
+		case 'm':
+			sh = 20;
+			break;
+		case 'g':
+			sh = 30;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (x > (UINT64_MAX >> sh))
+			return -EINVAL;
+		x <<= sh;
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+static uint64_t opt_num(const char *name, const char *arg, uint64_t min,
+			uint64_t max, bool suffix)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v, suffix) || v < min || v > max)
+		die("bad %s '%s' (expected %" PRIu64 "..%" PRIu64 ")", name,
+		    arg, min, max);
+	return v;
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "dev", required_argument, NULL, 'd' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "tx-depth", required_argument, NULL, 't' },
+		{ "rx-depth", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *name;
+	size_t i;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->dev = "xnic0";
+	o->port = DEF_PORT;
+	o->tx_depth = DEF_TX_DEPTH;
+	o->rx_depth = DEF_RX_DEPTH;
+
+	while ((c = getopt_long(argc, argv, "d:s:n:aD:p:t:r:eh", lopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->dev = optarg;
+			break;
+		case 's':
+			o->size = opt_num("size", optarg, 1, 1ULL << 31, true);
+			o->size_set = true;
+			break;
+		case 'n':
+			o->iters = opt_num("iteration count", optarg, 1,
+					   1ULL << 40, false);
+			o->iters_set = true;
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'D':
+			o->duration = (unsigned int)opt_num("duration", optarg,
+							    1, 86400, false);
+			break;
+		case 'p':
+			o->port = (unsigned int)opt_num("port", optarg, 1,
+							65535, false);
+			break;
+		case 't':
+			o->tx_depth = (unsigned int)opt_num("tx depth", optarg,
+							    1, XNIC_MAX_QP_WR,
+							    false);
+			break;
+		case 'r':
+			o->rx_depth = (unsigned int)opt_num("rx depth", optarg,
+							    1, XNIC_MAX_QP_WR,
+							    false);
+			break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'e':
+			o->events = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		die("no TEST given");
+	}
+	name = argv[optind++];
+	for (i = 0; i < NTESTS; i++)
+		if (!strcmp(name, tests[i].name))
+			o->test = &tests[i];
+	if (!o->test)
+		die("unknown test '%s' (try -h)", name);
+	if (optind < argc)
+		o->server = argv[optind++];
+	if (optind < argc)
+		die("unexpected argument '%s'", argv[optind]);
+	if (o->all && o->size_set)
+		die("-a and -s exclude each other");
+	if (o->duration && o->iters_set)
+		die("-D and -n exclude each other");
+	if (o->events && o->test->lat && o->test->verb == VERB_WRITE)
+		die("-e does not apply to write_lat (it polls memory)");
+	if (!o->size_set)
+		o->size = o->test->lat ? DEF_LAT_SIZE : DEF_BW_SIZE;
+	if (!o->iters_set)
+		o->iters = o->test->lat ? DEF_LAT_ITERS : DEF_BW_ITERS;
+}
+
+/* ------------------------------- TCP -------------------------------- */
+
+static void sock_write(int fd, const void *buf, size_t len, const char *what)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("sending %s to the peer: %s", what,
+			    n < 0 ? strerror(errno) : "connection closed");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void sock_read(int fd, void *buf, size_t len, const char *what)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = recv(fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("receiving %s from the peer: %s", what,
+			    n < 0 ? strerror(errno) : "connection closed");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Has the peer sent something (a DONE) we have not read yet? */
+static bool sock_pending(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 0)
+		die("the peer closed the connection");
+	return n > 0;
+}
+
+static void send_msg(int fd, uint32_t type, uint64_t a, uint64_t b)
+{
+	struct wire_msg m = {
+		.type = htonl(type),
+		.a = htobe64(a),
+		.b = htobe64(b),
+	};
+
+	sock_write(fd, &m, sizeof(m), "a control message");
+}
+
+static uint32_t recv_msg(int fd, uint64_t *a, uint64_t *b)
+{
+	struct wire_msg m;
+
+	sock_read(fd, &m, sizeof(m), "a control message");
+	if (a)
+		*a = be64toh(m.a);
+	if (b)
+		*b = be64toh(m.b);
+	return ntohl(m.type);
+}
+
+static void expect_msg(int fd, uint32_t type, uint64_t *a, uint64_t *b)
+{
+	uint32_t got = recv_msg(fd, a, b);
+
+	if (got != type)
+		die("protocol error: control message %u, expected %u", got,
+		    type);
+}
+
+static void sock_setup(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int tcp_listen_accept(unsigned int port)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int one = 1, ls, fd;
+
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ls < 0)
+		die("socket: %s", strerror(errno));
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("bind to TCP port %u: %s", port, strerror(errno));
+	if (listen(ls, 1) < 0)
+		die("listen: %s", strerror(errno));
+	do {
+		fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		die("accept: %s", strerror(errno));
+	close(ls);
+	sock_setup(fd);
+	return fd;
+}
+
+static int tcp_connect(const char *host, unsigned int port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	uint64_t deadline = now_ns() + CONNECT_RETRY_MS * 1000000ULL;
+	struct addrinfo *res, *ai;
+	char service[16];
+	int fd = -1, err, last = 0;
+
+	snprintf(service, sizeof(service), "%u", port);
+	err = getaddrinfo(host, service, &hints, &res);
+	if (err)
+		die("cannot resolve '%s': %s", host, gai_strerror(err));
+	/* The server may still be starting: retry a refused connection. */
+	for (;;) {
+		for (ai = res; ai; ai = ai->ai_next) {
+			fd = socket(ai->ai_family,
+				    ai->ai_socktype | SOCK_CLOEXEC,
+				    ai->ai_protocol);
+			if (fd < 0) {
+				last = errno;
+				continue;
+			}
+			if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+				break;
+			last = errno;
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0 || last != ECONNREFUSED || now_ns() > deadline)
+			break;
+		usleep(100000);
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		die("connect to %s port %u: %s", host, port, strerror(last));
+	sock_setup(fd);
+	return fd;
+}
+
+/* ------------------------------ verbs ------------------------------- */
+
+static void setup_device(struct perf *p, size_t max_size,
+			 unsigned int tx_depth, unsigned int rx_depth)
+{
+	const struct opts *o = p->o;
+	struct xnic_qp_cap cap = { 0 };
+	char what[160];
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int err;
+
+	err = xnic_open(o->dev, &p->ctx);
+	snprintf(what, sizeof(what), "opening device %s", o->dev);
+	check(err, what);
+	p->attr = xnic_ctx_info(p->ctx);
+	if (p->attr->port_state != XNIC_PORT_ACTIVE)
+		fprintf(stderr, "%s: warning: port of %s is not ACTIVE (state %u)\n",
+			prog, o->dev, p->attr->port_state);
+	if (max_size > p->attr->max_msg_size)
+		die("message size %zu exceeds the device's maximum %u",
+		    max_size, p->attr->max_msg_size);
+
+	check(xnic_alloc_pd(p->ctx, &p->pd), "allocating a PD");
+	p->half = (max_size + pg - 1) / pg * pg;
+	p->buf_len = 2 * p->half;
+	p->buf = mmap(NULL, p->buf_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->buf == MAP_FAILED)
+		die("allocating %zu bytes of buffer: %s", p->buf_len,
+		    strerror(errno));
+	memset(p->buf, 0, p->buf_len);
+	err = xnic_reg_mr(p->pd, p->buf, p->buf_len,
+			  XNIC_ACCESS_LOCAL_WRITE | XNIC_ACCESS_REMOTE_WRITE |
+			  XNIC_ACCESS_REMOTE_READ, &p->mr);
+	check(err, "registering the buffer (REG_MR)");
+
+	cap.max_send_wr = tx_depth;
+	cap.max_recv_wr = o->test->verb == VERB_SEND ? rx_depth : 1;
+	cap.max_send_sge = 1;
+	cap.max_recv_sge = 1;
+	cap.max_inline_data = p->attr->max_inline;
+	err = xnic_create_cq(p->ctx, cap.max_send_wr + cap.max_recv_wr + 16,
+			     &p->cq);
+	check(err, "creating the CQ");
+	err = xnic_create_qp(p->pd, p->cq, p->cq, &cap, &p->qp);
+	check(err, "creating the QP");
+	p->window = tx_depth < cap.max_send_wr ? tx_depth : cap.max_send_wr;
+	if (o->test->verb == VERB_SEND && !o->test->lat &&
+	    p->window > rx_depth)
+		p->window = rx_depth;
+	p->cq_mod = p->window >= 16 ? p->window / 8 : 1;
+}
+
+static void post_recvs(struct perf *p, unsigned int n)
+{
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)p->buf,
+		.length = (uint32_t)p->half,
+		.lkey = p->mr->lkey,
+	};
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		check(xnic_post_recv(p->qp, &sge, 1, i), "posting a receive");
+}
+
+/*
+ * Give back the receive WQEs whose completions we reaped. A slot is free
+ * only once the kernel's RQ consumer index has passed it, which may be a
+ * little after its completion is visible: what does not fit now stays
+ * owed.
+ */
+static void repost_recvs(struct perf *p)
+{
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)p->buf,
+		.length = (uint32_t)p->half,
+		.lkey = p->mr->lkey,
+	};
+	int err;
+
+	while (p->owed_recvs) {
+		err = xnic_post_recv(p->qp, &sge, 1, 0);
+		if (err == -EAGAIN)
+			return;
+		check(err, "reposting a receive");
+		p->owed_recvs--;
+	}
+}
+
+/* Reap completions; receive completions are counted and reposted. */
+static int reap(struct perf *p)
+{
+	struct xnic_cqe c[32];
+	int n, i;
+
+	if (p->owed_recvs)
+		repost_recvs(p);
+	n = xnic_poll_cq(p->cq, c, 32);
+	if (n == -EIO)
+		die("the CQ went to the error state (overflow or fatal error)");
+	check(n, "polling the CQ");
+	for (i = 0; i < n; i++) {
+		if (c[i].status != XNIC_WC_SUCCESS)
+			die("%s completion error: %s (status %u, wr_id %" PRIu64 ")",
+			    xnic_wc_opcode_str(c[i].opcode),
+			    xnic_wc_status_str(c[i].status), c[i].status,
+			    (uint64_t)c[i].wr_id);
+		if (c[i].opcode & XNIC_WC_RECV) {
+			if (c[i].byte_len != p->size)
+				die("received %u bytes, expected %" PRIu64,
+				    c[i].byte_len, p->size);
+			p->recvs++;
+			p->owed_recvs++;
+		} else if (c[i].wr_id > p->completed) {
+			p->completed = c[i].wr_id;
+		}
+	}
+	if (p->owed_recvs)
+		repost_recvs(p);
+	return n;
+}
+
+/*
+ * Nothing to reap: with -e sleep until the CQ has something (or a short
+ * timeout, so the caller can look at its clock and socket); else spin.
+ */
+static void idle_wait(struct perf *p)
+{
+	int err;
+
+	if (!p->o->events) {
+		cpu_relax();
+		return;
+	}
+	err = xnic_cq_wait(p->cq, 20);
+	if (err && err != -ETIMEDOUT && err != -EINTR)
+		check(err, "waiting for a completion event");
+}
+
+/* Post one operation of the test's verb; spins while the SQ is full. */
+static void post_one(struct perf *p, uint64_t wr_id, bool signaled)
+{
+	const struct test_def *t = p->o->test;
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)(p->buf + p->half),
+		.length = (uint32_t)p->size,
+		.lkey = p->mr->lkey,
+	};
+	unsigned int flags = signaled ? XNIC_WQE_F_SIGNALED : 0;
+	uint64_t start = 0;
+	int err;
+
+	if (t->verb != VERB_READ && p->size <= p->attr->max_inline)
+		flags |= XNIC_WQE_F_INLINE;
+	for (;;) {
+		switch (t->verb) {
+		case VERB_WRITE:
+			err = xnic_post_write(p->qp, &sge, 1, p->remote_addr,
+					      p->remote_rkey, wr_id, flags);
+			break;
+		case VERB_READ:
+			err = xnic_post_read(p->qp, &sge, 1, p->remote_addr,
+					     p->remote_rkey, wr_id, flags);
+			break;
+		default:
+			err = xnic_post_send(p->qp, &sge, 1, wr_id, flags);
+			break;
+		}
+		if (err != -EAGAIN)
+			break;
+		if (!start)
+			start = now_ns();
+		else if (now_ns() - start > PROGRESS_TIMEOUT_NS)
+			die("timeout: the SQ stayed full for 10 s (is the engine running?)");
+		reap(p);
+		cpu_relax();
+	}
+	check(err, "posting a work request");
+	p->posted++;
+}
+
+/* ------------------------------ latency ----------------------------- */
+
+static void add_sample(struct perf *p, double usec)
+{
+	if (p->nsamples == p->samples_cap) {
+		size_t cap = p->samples_cap ? p->samples_cap * 2 : 4096;
+		double *s;
+
+		if (cap > MAX_SAMPLES)
+			return;
+		s = realloc(p->samples, cap * sizeof(*s));
+		if (!s)
+			die("out of memory for latency samples");
+		p->samples = s;
+		p->samples_cap = cap;
+	}
+	p->samples[p->nsamples++] = usec;
+}
+
+enum wait_kind {
+	WAIT_BYTE,		/* *byte == v (write_lat) */
+	WAIT_RECV,		/* more than n receives (send_lat) */
+	WAIT_COMPLETION,	/* wr_id n completed (read_lat) */
+};
+
+/*
+ * Spin until the condition holds, reaping completions as we go. Returns
+ * false when the server sees the client's DONE instead.
+ */
+static bool wait_for(struct perf *p, enum wait_kind kind, const uint8_t *byte,
+		     uint8_t v, uint64_t n)
+{
+	uint64_t start = 0;
+	unsigned int spins = 0;
+
+	for (;;) {
+		switch (kind) {
+		case WAIT_BYTE:
+			if (__atomic_load_n(byte, __ATOMIC_ACQUIRE) == v)
+				return true;
+			if (!(++spins & 255))
+				reap(p);
+			break;
+		case WAIT_RECV:
+			if (p->recvs > n)
+				return true;
+			if (!reap(p) && p->o->events) {
+				idle_wait(p);
+				spins |= 4095;	/* look at clock and socket */
+			}
+			spins++;
+			break;
+		case WAIT_COMPLETION:
+			if (p->completed >= n)
+				return true;
+			if (!reap(p) && p->o->events) {
+				idle_wait(p);
+				spins |= 4095;
+			}
+			spins++;
+			break;
+		}
+		if (!(spins & YIELD_MASK))
+			sched_yield();
+		if (!(spins & 4095)) {
+			if (p->server && sock_pending(p->sock))
+				return false;
+			if (!start)
+				start = now_ns();
+			else if (now_ns() - start > PROGRESS_TIMEOUT_NS)
+				die("timeout: no answer from the peer in 10 s (iteration %" PRIu64 ")",
+				    p->posted);
+		}
+		cpu_relax();
+	}
+}
+
+static uint64_t run_lat(struct perf *p, uint64_t iters, unsigned int dur)
+{
+	const struct test_def *t = p->o->test;
+	enum wait_kind kind = t->verb == VERB_WRITE ? WAIT_BYTE : WAIT_RECV;
+	const uint8_t *rbyte = p->buf + p->size - 1;
+	uint8_t *sbyte = p->buf + p->half + p->size - 1;
+	uint64_t end = dur ? now_ns() + dur * 1000000000ULL : 0;
+	unsigned int mod = p->cq_mod < 16 ? 16 : p->cq_mod;
+	uint64_t i, t0, t1;
+	bool sig;
+
+	for (i = 0; dur || i < iters; i++) {
+		uint8_t v = (uint8_t)(i % 255 + 1);
+
+		sig = (i % mod) == mod - 1;
+		if (p->server) {
+			if (t->verb == VERB_READ)
+				return 0;	/* passive: wait for DONE */
+			if (!wait_for(p, kind, rbyte, v, i))
+				return i;
+			*sbyte = v;
+			post_one(p, i + 1, sig);
+			continue;
+		}
+		if (dur && !(i & 15) && now_ns() >= end)
+			break;
+		*sbyte = v;
+		t0 = now_ns();
+		if (t->verb == VERB_READ) {
+			post_one(p, i + 1, true);
+			wait_for(p, WAIT_COMPLETION, NULL, 0, i + 1);
+			t1 = now_ns();
+			add_sample(p, (double)(t1 - t0) / 1000.0);
+			continue;
+		}
+		post_one(p, i + 1, sig);
+		wait_for(p, kind, rbyte, v, i);
+		t1 = now_ns();
+		add_sample(p, (double)(t1 - t0) / 2000.0);
+	}
+	return i;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *s, size_t n, double q)
+{
+	size_t k = (size_t)ceil(q * (double)n);
+
+	return s[k ? k - 1 : 0];
+}
+
+static void report_lat(struct perf *p, uint64_t iters)
+{
+	double *s = p->samples, sum = 0, var = 0, avg;
+	size_t n = p->nsamples, i;
+
+	if (!n)
+		die("no latency samples were taken");
+	qsort(s, n, sizeof(*s), cmp_double);
+	for (i = 0; i < n; i++)
+		sum += s[i];
+	avg = sum / (double)n;
+	for (i = 0; i < n; i++)
+		var += (s[i] - avg) * (s[i] - avg);
+	var /= (double)n;
+	if (p->o->json) {
+		printf("{\"test\":\"%s\",\"device\":\"%s\",\"bytes\":%" PRIu64
+		       ",\"iterations\":%" PRIu64 ",\"t_min_us\":%.3f"
+		       ",\"t_max_us\":%.3f,\"t_typical_us\":%.3f"
+		       ",\"t_avg_us\":%.3f,\"t_stdev_us\":%.3f"
+		       ",\"p99_us\":%.3f,\"p99_9_us\":%.3f}\n",
+		       p->o->test->name, p->o->dev, p->size, iters, s[0],
+		       s[n - 1], s[n / 2], avg, sqrt(var), pct(s, n, 0.99),
+		       pct(s, n, 0.999));
+	} else {
+		printf(" %-7" PRIu64 " %-11" PRIu64 " %14.2f %14.2f %16.2f %14.2f %16.2f %22.2f %24.2f\n",
+		       p->size, iters, s[0], s[n - 1], s[n / 2], avg,
+		       sqrt(var), pct(s, n, 0.99), pct(s, n, 0.999));
+	}
+	fflush(stdout);
+}
+
+/* ----------------------------- bandwidth ---------------------------- */
+
+static void add_bw_sample(struct perf *p, uint64_t cnt, uint64_t ns)
+{
+	if (p->nbw == p->bw_cap) {
+		size_t cap = p->bw_cap ? p->bw_cap * 2 : 1024;
+
+		if (cap > MAX_SAMPLES)
+			return;
+		p->bw_cnt = realloc(p->bw_cnt, cap * sizeof(*p->bw_cnt));
+		p->bw_ns = realloc(p->bw_ns, cap * sizeof(*p->bw_ns));
+		if (!p->bw_cnt || !p->bw_ns)
+			die("out of memory for bandwidth samples");
+		p->bw_cap = cap;
+	}
+	p->bw_cnt[p->nbw] = cnt;
+	p->bw_ns[p->nbw++] = ns;
+}
+
+static void run_bw_client(struct perf *p, uint64_t iters, unsigned int dur,
+			  uint64_t *t_start, uint64_t *t_end)
+{
+	uint64_t end, last_progress, prev_completed = 0, now;
+	unsigned int idle = 0;
+	bool stop = false;
+
+	*t_start = now_ns();
+	end = *t_start + dur * 1000000000ULL;
+	last_progress = *t_start;
+	add_bw_sample(p, 0, *t_start);
+	for (;;) {
+		while (!stop && p->posted - p->completed < p->window) {
+			uint64_t n = p->posted + 1;
+			bool sig = !(n % p->cq_mod) || (!dur && n == iters);
+
+			if (!dur && p->posted == iters) {
+				stop = true;
+				break;
+			}
+			post_one(p, n, sig);
+			if (dur && !(n % p->cq_mod) && now_ns() >= end)
+				stop = true;
+		}
+		if (!reap(p)) {
+			/* Let the engine threads run on a small machine. */
+			if (!(++idle & 1023))
+				sched_yield();
+			idle_wait(p);
+		}
+		now = now_ns();
+		if (p->completed != prev_completed) {
+			prev_completed = p->completed;
+			last_progress = now;
+			add_bw_sample(p, p->completed, now);
+		} else if (now - last_progress > PROGRESS_TIMEOUT_NS) {
+			die("timeout: no completion for 10 s (%" PRIu64 " of %" PRIu64 " done)",
+			    p->completed, p->posted);
+		}
+		if (stop && p->completed == p->posted)
+			break;
+	}
+	*t_end = p->bw_ns[p->nbw - 1];
+}
+
+static void report_bw(struct perf *p, uint64_t msgs, uint64_t t_start,
+		      uint64_t t_end)
+{
+	double secs = (double)(t_end - t_start) / 1e9, peak = 0, avg, rate;
+	size_t w, k;
+
+	/* Peak: best window of about one SQ's worth of messages. */
+	w = p->window / p->cq_mod;
+	if (!w)
+		w = 1;
+	for (k = 0; k + w < p->nbw; k++) {
+		double dt = (double)(p->bw_ns[k + w] - p->bw_ns[k]) / 1e9;
+		double bw = (double)(p->bw_cnt[k + w] - p->bw_cnt[k]) *
+			    (double)p->size / dt / 1048576.0;
+
+		if (dt > 0 && bw > peak)
+			peak = bw;
+	}
+	avg = secs > 0 ? (double)msgs * (double)p->size / secs / 1048576.0 : 0;
+	rate = secs > 0 ? (double)msgs / secs / 1e6 : 0;
+	if (peak < avg)
+		peak = avg;
+	if (p->o->json) {
+		printf("{\"test\":\"%s\",\"device\":\"%s\",\"bytes\":%" PRIu64
+		       ",\"iterations\":%" PRIu64 ",\"bw_peak_MBps\":%.2f"
+		       ",\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f}\n",
+		       p->o->test->name, p->o->dev, p->size, msgs, peak, avg,
+		       rate);
+	} else {
+		printf(" %-7" PRIu64 " %-11" PRIu64 " %18.2f %21.2f %15.6f\n",
+		       p->size, msgs, peak, avg, rate);
+	}
+	fflush(stdout);
+}
+
+/* The server's part of a bandwidth run: ends at the client's DONE. */
+static uint64_t run_bw_server(struct perf *p, uint64_t *sent)
+{
+	unsigned int idle = 0;
+	uint64_t deadline;
+
+	if (p->o->test->verb != VERB_SEND) {
+		expect_msg(p->sock, MSG_DONE, sent, NULL);
+		return 0;
+	}
+	for (;;) {
+		if (reap(p))
+			continue;
+		if (!(++idle & 1023) || p->o->events) {
+			if (sock_pending(p->sock))
+				break;
+			sched_yield();
+		}
+		idle_wait(p);
+	}
+	expect_msg(p->sock, MSG_DONE, sent, NULL);
+	/* Every SEND the client saw complete has been received. */
+	deadline = now_ns() + 2000000000ULL;
+	while (p->recvs < *sent && now_ns() < deadline)
+		reap(p);
+	return p->recvs;
+}
+
+/* ------------------------------ driver ------------------------------ */
+
+static void reset_run(struct perf *p, uint64_t size)
+{
+	p->size = size;
+	p->posted = 0;
+	p->completed = 0;
+	p->recvs = 0;
+	p->nsamples = 0;
+	p->nbw = 0;
+	memset(p->buf, 0, p->buf_len);
+}
+
+static void print_header(struct perf *p)
+{
+	const struct test_def *t = p->o->test;
+
+	if (p->o->json)
+		return;
+	printf("---------------------------------------------------------------------------------------\n");
+	printf("                    %s\n", t->title);
+	printf(" Device         : %s (node %u)\n", p->o->dev, p->attr->node_id);
+	printf(" Transport      : xnic RC, zero-syscall rings\n");
+	printf(" TX depth       : %u\n", p->window);
+	printf(" Payload MTU    : %u bytes\n", p->attr->payload_mtu);
+	printf(" Max inline     : %u bytes\n", p->attr->max_inline);
+	printf(" local  QPN 0x%06x\n", p->qp->qpn);
+	printf("---------------------------------------------------------------------------------------\n");
+	if (t->lat)
+		printf(" #bytes  #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]\n");
+	else
+		printf(" #bytes  #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
+	fflush(stdout);
+}
+
+static void fill_hello(struct perf *p, struct wire_hello *h, uint32_t psn)
+{
+	const struct opts *o = p->o;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = htobe64(PERF_MAGIC);
+	h->version = htonl(PERF_VERSION);
+	h->test = htonl((uint32_t)(o->test - tests));
+	h->node_id = htonl(p->attr->node_id);
+	h->qpn = htonl(p->qp->qpn);
+	h->psn = htonl(psn);
+	h->rkey = htonl(p->mr->rkey);
+	h->addr = htobe64((uintptr_t)p->buf);
+	h->buf_size = htobe64(p->half);
+	h->size = htobe64(o->size);
+	h->iters = htobe64(o->iters);
+	h->duration = htonl(o->duration);
+	h->all = htonl(o->all);
+	h->tx_depth = htonl(o->tx_depth);
+	h->rx_depth = htonl(o->rx_depth);
+	h->events = htonl(o->events);
+}
+
+static void check_hello(const struct wire_hello *h, const struct opts *o)
+{
+	uint32_t test = ntohl(h->test);
+
+	if (be64toh(h->magic) != PERF_MAGIC || ntohl(h->version) != PERF_VERSION)
+		die("the peer is not an xnic-perf of this version");
+	if (test >= NTESTS || &tests[test] != o->test)
+		die("the peer runs %s, this side %s",
+		    test < NTESTS ? tests[test].name : "an unknown test",
+		    o->test->name);
+}
+
+static void connect_qp(struct perf *p, const struct wire_hello *peer,
+		       uint32_t psn)
+{
+	int err;
+
+	p->remote_addr = be64toh(peer->addr);
+	p->remote_rkey = ntohl(peer->rkey);
+	err = xnic_connect_qp(p->qp, ntohl(peer->node_id), ntohl(peer->qpn),
+			      psn, ntohl(peer->psn));
+	check(err, "connecting the QP (EX_MODIFY_QP to INIT, RTR, RTS)");
+}
+
+static size_t max_size_of(const struct opts *o)
+{
+	return o->all ? ALL_MAX_SIZE : (size_t)o->size;
+}
+
+static int run_server(struct opts *o)
+{
+	struct perf p = { .o = o, .server = true };
+	struct wire_hello mine, peer;
+	uint64_t size, iters, sent, got;
+	uint32_t psn = (uint32_t)lrand48() & 0xffffff, type;
+	size_t max_size;
+
+	if (!o->json)
+		fprintf(stderr, "%s: %s server waiting on TCP port %u\n", prog,
+			o->test->name, o->port);
+	p.sock = tcp_listen_accept(o->port);
+	sock_read(p.sock, &peer, sizeof(peer), "the client's parameters");
+	check_hello(&peer, o);
+	/* The client's parameters rule. */
+	o->size = be64toh(peer.size);
+	o->iters = be64toh(peer.iters);
+	o->duration = ntohl(peer.duration);
+	o->all = ntohl(peer.all);
+	o->tx_depth = ntohl(peer.tx_depth);
+	o->rx_depth = ntohl(peer.rx_depth);
+	o->events = ntohl(peer.events) != 0;
+	max_size = max_size_of(o);
+	if (!o->size || o->size > (1ULL << 31) || !o->tx_depth ||
+	    o->tx_depth > XNIC_MAX_QP_WR || !o->rx_depth ||
+	    o->rx_depth > XNIC_MAX_QP_WR)
+		die("the client sent bad parameters");
+
+	setup_device(&p, max_size, o->tx_depth, o->rx_depth);
+	connect_qp(&p, &peer, psn);
+	if (o->test->verb == VERB_SEND)
+		post_recvs(&p, p.qp->rq.entries);
+	fill_hello(&p, &mine, psn);
+	sock_write(p.sock, &mine, sizeof(mine), "the server's parameters");
+
+	for (;;) {
+		type = recv_msg(p.sock, &size, &iters);
+		if (type == MSG_BYE)
+			break;
+		if (type != MSG_RUN || !size || size > p.half)
+			die("protocol error: bad control message %u", type);
+		reset_run(&p, size);
+		send_msg(p.sock, MSG_READY, 0, 0);
+		if (o->test->lat) {
+			run_lat(&p, iters ? iters : UINT64_MAX, 0);
+			expect_msg(p.sock, MSG_DONE, &sent, NULL);
+			got = p.recvs;
+		} else {
+			got = run_bw_server(&p, &sent);
+		}
+		send_msg(p.sock, MSG_ACK, got, 0);
+	}
+	close(p.sock);
+	xnic_close(p.ctx);
+	return 0;
+}
+
+static int run_client(struct opts *o)
+{
+	struct perf p = { .o = o, .server = false };
+	struct wire_hello mine, peer;
+	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
+	uint64_t size, first, last, done, got, t0, t1;
+
+	setup_device(&p, max_size_of(o), o->tx_depth, o->rx_depth);
+	p.sock = tcp_connect(o->server, o->port);
+	fill_hello(&p, &mine, psn);
+	sock_write(p.sock, &mine, sizeof(mine), "the client's parameters");
+	sock_read(p.sock, &peer, sizeof(peer), "the server's parameters");
+	check_hello(&peer, o);
+	if (be64toh(peer.buf_size) < max_size_of(o))
+		die("the server's buffer is too small");
+	connect_qp(&p, &peer, psn);
+	if (o->test->verb == VERB_SEND && o->test->lat)
+		post_recvs(&p, p.qp->rq.entries);
+	print_header(&p);
+
+	first = o->all ? ALL_MIN_SIZE : o->size;
+	last = o->all ? ALL_MAX_SIZE : o->size;
+	for (size = first; size <= last; size *= 2) {
+		reset_run(&p, size);
+		send_msg(p.sock, MSG_RUN, size, o->duration ? 0 : o->iters);
+		expect_msg(p.sock, MSG_READY, NULL, NULL);
+		if (o->test->lat) {
+			done = run_lat(&p, o->iters, o->duration);
+			send_msg(p.sock, MSG_DONE, done, 0);
+			expect_msg(p.sock, MSG_ACK, &got, NULL);
+			report_lat(&p, done);
+		} else {
+			run_bw_client(&p, o->iters, o->duration, &t0, &t1);
+			send_msg(p.sock, MSG_DONE, p.posted, 0);
+			expect_msg(p.sock, MSG_ACK, &got, NULL);
+			if (o->test->verb == VERB_SEND && got != p.posted)
+				die("the server received %" PRIu64 " messages, %" PRIu64 " were sent",
+				    got, p.posted);
+			report_bw(&p, p.posted, t0, t1);
+		}
+	}
+	send_msg(p.sock, MSG_BYE, 0, 0);
+	if (!o->json)
+		printf("---------------------------------------------------------------------------------------\n");
+	close(p.sock);
+	xnic_close(p.ctx);
+	free(p.samples);
+	free(p.bw_cnt);
+	free(p.bw_ns);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse_args(argc, argv, &o);
+	srand48((long)(now_ns() ^ (uint64_t)getpid()));
+	return o.server ? run_client(&o) : run_server(&o);
+}
