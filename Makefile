@@ -44,10 +44,10 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check \
+	dkms-check coll \
 	clean help
 
-all: module lib tools selftests
+all: module lib tools selftests coll
 
 help:
 	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check clean"
@@ -64,6 +64,9 @@ lib:
 
 tools: lib
 	$(MAKE) -C tools
+
+coll: lib
+	$(MAKE) -C coll
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -111,9 +114,15 @@ demo: deps
 	@$(MAKE) -s all
 	@tools/xnic-demo
 
+# xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
+.PHONY: bench
+bench: all
+	@tools/xnic-bench
+
 install: all install-module
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
+	$(MAKE) -C coll install
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -128,5 +137,6 @@ dkms-check:
 clean: module-clean
 	$(MAKE) -C libuser clean
 	$(MAKE) -C tools clean
+	$(MAKE) -C coll clean
 	$(MAKE) -C selftests clean
 	rm -rf build

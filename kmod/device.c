@@ -182,8 +182,10 @@ static const struct ib_device_ops xnic_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = XNIC_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = xnic_alloc_hw_port_stats,
 	.dealloc_driver = xnic_dealloc_driver,
 	.get_dev_fw_str = xnic_get_dev_fw_str,
+	.get_hw_stats = xnic_get_hw_stats,
 	.get_link_layer = xnic_get_link_layer,
 	.get_port_immutable = xnic_get_port_immutable,
 	.query_device = xnic_query_device,
@@ -219,30 +221,60 @@ void xnic_dev_schedule_unregister(struct xnic_dev *xdev)
 		put_device(&xdev->ibdev.dev);
 }
 
-static int xnic_check_netdev(struct net_device *ndev)
+/**
+ * xnic_dev_find() - a registered xnic device by name
+ * @name: RDMA device name
+ *
+ * Context: RTNL held; the device stays valid while it is held.
+ * Return: the device, or NULL when no registered xnic device has @name.
+ */
+struct xnic_dev *xnic_dev_find(const char *name)
 {
-	if (ndev->flags & IFF_LOOPBACK) {
-		pr_err("%s: cannot use loopback device %s\n", XNIC_DRV_NAME,
-		       ndev->name);
-		return -EINVAL;
-	}
-	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
-		pr_err("%s: %s is not an Ethernet device\n", XNIC_DRV_NAME,
-		       ndev->name);
-		return -EINVAL;
-	}
-	if (ndev->mtu < XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD) {
-		pr_err("%s: MTU %u of %s is below %u\n", XNIC_DRV_NAME,
-		       ndev->mtu, ndev->name,
-		       XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD);
-		return -EINVAL;
-	}
-	if (xnic_link_find(ndev)) {
-		pr_err("%s: %s is already a member link of an xnic device\n",
-		       XNIC_DRV_NAME, ndev->name);
-		return -EEXIST;
-	}
-	return 0;
+	struct xnic_dev *xdev;
+
+	ASSERT_RTNL();
+	list_for_each_entry(xdev, &xnic_devs, list)
+		if (xdev->registered &&
+		    !strncmp(xdev->ibdev.name, name, IB_DEVICE_NAME_MAX))
+			return xdev;
+	return NULL;
+}
+
+/**
+ * xnic_dev_find_index() - a registered xnic device by RDMA device index
+ * @index: ib_core's index of the device (ib_device.index)
+ *
+ * Context: RTNL held; the device stays valid while it is held.
+ * Return: the device, or NULL when no registered xnic device has @index.
+ */
+struct xnic_dev *xnic_dev_find_index(u32 index)
+{
+	struct xnic_dev *xdev;
+
+	ASSERT_RTNL();
+	list_for_each_entry(xdev, &xnic_devs, list)
+		if (xdev->registered && xdev->ibdev.index == index)
+			return xdev;
+	return NULL;
+}
+
+/**
+ * xnic_dev_nth() - the registered xnic devices one by one (netlink dumps)
+ * @n: position, from 0
+ *
+ * Context: RTNL held; the device stays valid while it is held.
+ * Return: the @n-th registered device in creation order, or NULL past the
+ * last one.
+ */
+struct xnic_dev *xnic_dev_nth(unsigned int n)
+{
+	struct xnic_dev *xdev;
+
+	ASSERT_RTNL();
+	list_for_each_entry(xdev, &xnic_devs, list)
+		if (xdev->registered && !n--)
+			return xdev;
+	return NULL;
 }
 
 /**
@@ -260,7 +292,7 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 {
 	struct xnic_dev *xdev;
 	bool orphan;
-	int err;
+	int err, i;
 
 	xdev = ib_alloc_device(xnic_dev, ibdev);
 	if (!xdev)
@@ -290,6 +322,12 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&xdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&xdev->mrs, XA_FLAGS_ALLOC);
 	xdev->node_id = (ndev->dev_addr[4] << 8) | ndev->dev_addr[5];
+	xdev->params.idle_us = XNIC_DEF_IDLE_US;
+	xdev->params.hb_interval_ms = XNIC_DEF_HB_INTERVAL_MS;
+	xdev->params.hb_miss = XNIC_DEF_HB_MISS;
+	xdev->params.credit_window = XNIC_DEF_CREDIT_WINDOW;
+	for (i = 0; i < XNIC_NR_TCLASSES; i++)
+		xdev->params.class_weight[i] = XNIC_DEF_CLASS_WEIGHT;
 
 	/*
 	 * Transport and engine exist before any member link can hand them a
@@ -305,7 +343,7 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	}
 
 	rtnl_lock();
-	err = xnic_check_netdev(ndev);
+	err = xnic_link_check_netdev(ndev, NULL);
 	if (!err)
 		err = xnic_link_attach(xdev, ndev);
 	if (!err)

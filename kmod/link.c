@@ -11,11 +11,13 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
+#include <linux/stringify.h>
 
 #include "xnic.h"
 #include "engine.h"
 #include "transport.h"
 #include "wire.h"
+#include "../uapi/xnic-netlink.h"
 
 /* Every attached link of every device, protected by RTNL. */
 static LIST_HEAD(xnic_all_links);
@@ -112,14 +114,70 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
-	if (skb->len < XNIC_WIRE_HDR_LEN)
-		goto drop;
+	/* Short frames too: the transport counts them as malformed. */
 	xnic_engine_rx(link->xdev, skb);
 	return NET_RX_SUCCESS;
 
 drop:
 	kfree_skb(skb);
 	return NET_RX_DROP;
+}
+
+/*
+ * Say why @ndev is refused: @msg (static storage) goes to the extended ACK
+ * of a netlink request, or to the kernel log for `rdma link add`, whose
+ * newlink op has no extended ACK.
+ */
+static void xnic_link_refuse(struct netlink_ext_ack *extack,
+			     struct net_device *ndev, const char *msg)
+{
+	if (extack)
+		extack->_msg = msg;
+	else
+		pr_err("%s: %s: %s\n", XNIC_DRV_NAME, ndev->name, msg);
+}
+
+/**
+ * xnic_link_check_netdev() - whether a netdev may become a member link
+ * @ndev: the candidate
+ * @extack: extended ACK of a netlink request, or NULL to log the reason
+ *
+ * The checks of `rdma link add` and of netlink's LINK_ADD, so both refuse
+ * the same netdevs with the same errno.
+ *
+ * Context: RTNL held.
+ * Return: 0; -EINVAL for a loopback or non-Ethernet netdev or one whose
+ * MTU leaves no room for a XNIC_MIN_PAYLOAD payload; -EEXIST when @ndev
+ * already is a member link of an xnic device.
+ */
+int xnic_link_check_netdev(struct net_device *ndev,
+			   struct netlink_ext_ack *extack)
+{
+	ASSERT_RTNL();
+	if (ndev->flags & IFF_LOOPBACK) {
+		xnic_link_refuse(extack, ndev,
+				 "cannot use a loopback device as a member link");
+		return -EINVAL;
+	}
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		xnic_link_refuse(extack, ndev,
+				 "member link must be an Ethernet device");
+		return -EINVAL;
+	}
+	if (ndev->mtu < XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD) {
+		xnic_link_refuse(extack, ndev,
+				 "netdev MTU is below the xnic header ("
+				 __stringify(XNIC_WIRE_HDR_LEN)
+				 " bytes) plus the smallest payload ("
+				 __stringify(XNIC_MIN_PAYLOAD) " bytes)");
+		return -EINVAL;
+	}
+	if (xnic_link_find(ndev)) {
+		xnic_link_refuse(extack, ndev,
+				 "netdev is already a member link of an xnic device");
+		return -EEXIST;
+	}
+	return 0;
 }
 
 /**
@@ -165,8 +223,10 @@ int xnic_link_attach(struct xnic_dev *xdev, struct net_device *ndev)
 	link->pt.dev = ndev;
 	link->pt.func = xnic_link_rcv;
 	dev_add_pack(&link->pt);
+	link->nl_up = xnic_link_is_up(link);
 	xnic_dev_update_port(xdev);
 	xnic_tp_link_changed(xdev);
+	xnic_nl_link_event(link, XNIC_EVENT_LINK_ADDED);
 	return 0;
 }
 
@@ -181,6 +241,7 @@ void xnic_link_detach(struct xnic_link *link)
 	struct xnic_dev *xdev = link->xdev;
 
 	ASSERT_RTNL();
+	xnic_nl_link_event(link, XNIC_EVENT_LINK_REMOVED);
 	/* Waits for running receive hooks (synchronize_net()). */
 	dev_remove_pack(&link->pt);
 	list_del(&link->node);
@@ -215,6 +276,78 @@ void xnic_link_detach_all(struct xnic_dev *xdev)
 		xnic_link_detach(link);
 }
 
+/**
+ * xnic_link_add() - add a member link to a registered device at runtime
+ * @xdev: the device
+ * @ndev: the netdev; the caller holds a reference
+ * @extack: extended ACK for the reason of a refusal
+ *
+ * Netlink's LINK_ADD: the checks of `rdma link add`, then
+ * xnic_link_attach().
+ *
+ * Context: RTNL held.
+ * Return: 0; -ENODEV when @xdev is being removed or @ndev unregistered;
+ * -ENOSPC at XNIC_MAX_LINKS links; xnic_link_check_netdev()'s or
+ * xnic_link_attach()'s error.
+ */
+int xnic_link_add(struct xnic_dev *xdev, struct net_device *ndev,
+		  struct netlink_ext_ack *extack)
+{
+	int err;
+
+	ASSERT_RTNL();
+	if (!xdev->registered || !xdev->nr_links) {
+		NL_SET_ERR_MSG(extack, "xnic device is being removed");
+		return -ENODEV;
+	}
+	err = xnic_link_check_netdev(ndev, extack);
+	if (err)
+		return err;
+	if (xdev->nr_links >= XNIC_MAX_LINKS) {
+		NL_SET_ERR_MSG(extack,
+			       "device has the most member links it can have ("
+			       __stringify(XNIC_MAX_LINKS) ")");
+		return -ENOSPC;
+	}
+	err = xnic_link_attach(xdev, ndev);
+	if (err == -ENODEV)
+		NL_SET_ERR_MSG(extack, "netdev is being unregistered");
+	return err;
+}
+
+/**
+ * xnic_link_del() - remove a member link from a device at runtime
+ * @xdev: the device
+ * @ndev: the member link's netdev
+ * @extack: extended ACK for the reason of a refusal
+ *
+ * Netlink's LINK_DEL. The last member link cannot go this way: the device
+ * would be left without one; `rdma link delete` removes the device.
+ *
+ * Context: RTNL held.
+ * Return: 0; -ENOENT when @ndev is not a member link of @xdev; -EBUSY when
+ * it is the last one.
+ */
+int xnic_link_del(struct xnic_dev *xdev, struct net_device *ndev,
+		  struct netlink_ext_ack *extack)
+{
+	struct xnic_link *link = xnic_link_find(ndev);
+
+	ASSERT_RTNL();
+	if (!link || link->xdev != xdev) {
+		NL_SET_ERR_MSG(extack,
+			       "netdev is not a member link of this xnic device");
+		return -ENOENT;
+	}
+	if (xdev->nr_links == 1) {
+		NL_SET_ERR_MSG(extack,
+			       "cannot remove the last member link: use 'rdma link delete' to remove the device");
+		return -EBUSY;
+	}
+	xnic_link_detach(link);
+	return 0;
+}
+
 static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
@@ -236,9 +369,11 @@ static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 		xnic_dev_update_port(xdev);
 		xnic_tp_link_changed(xdev);
+		xnic_nl_link_state(link);
 		break;
 	case NETDEV_DOWN:
 		xnic_dev_update_port(xdev);
+		xnic_nl_link_state(link);
 		break;
 	default:
 		break;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - module entry: RDMA link ops (`rdma link add NAME type xnic netdev
- * DEV`), netdev notifier, module load and unload.
+ * DEV`), netdev notifier, generic netlink family, module load and unload.
  */
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
@@ -22,22 +22,33 @@ static int __init xnic_init(void)
 {
 	int err;
 
+	xnic_counters_init();
 	err = xnic_dev_init();
 	if (err)
 		return err;
 
 	err = xnic_link_notifier_register();
-	if (err) {
-		xnic_dev_exit();
-		return err;
-	}
+	if (err)
+		goto err_dev;
+
+	err = xnic_nl_init();
+	if (err)
+		goto err_notifier;
 
 	rdma_link_register(&xnic_link_ops);
 	return 0;
+
+err_notifier:
+	xnic_link_notifier_unregister();
+err_dev:
+	xnic_dev_exit();
+	return err;
 }
 
 static void __exit xnic_exit(void)
 {
+	/* No netlink request runs, and no event is sent, after this. */
+	xnic_nl_exit();
 	/* Fences newlink: no device can be added after this returns. */
 	rdma_link_unregister(&xnic_link_ops);
 	xnic_dev_remove_all();

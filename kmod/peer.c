@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 
 #include "transport_priv.h"
+#include "../uapi/xnic-netlink.h"
 
 /* Names of enum xnic_tp_counter, in order. */
 const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
@@ -70,6 +71,78 @@ int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n)
 	for (k = 0; k < n; k++)
 		vals[k] = atomic64_read(&p->cnt[k]);
 	return n;
+}
+
+/* Describe path @k of @peer (none when @k < 0) for netlink. */
+static void xnic_peer_info(const struct xnic_peer *peer, int k,
+			   struct xnic_tp_peer_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->node = peer->node;
+	pi->guid = peer->guid;
+	if (k < 0)
+		return;
+	pi->ifindex = peer->path[k].ifindex;
+	ether_addr_copy(pi->mac, peer->path[k].mac);
+	pi->age_ms = jiffies_to_msecs(jiffies -
+				      READ_ONCE(peer->path[k].last_seen));
+}
+
+/* xnic_tp_peers_walk() position: node id, then path slot. */
+#define XNIC_WALK_SLOT_BITS	4
+#define XNIC_WALK_END		(0x10000UL << XNIC_WALK_SLOT_BITS)
+
+/**
+ * xnic_tp_peers_walk() - call a function for every path to every peer
+ * @xdev: the device
+ * @pos: where to start, 0 the first time; on return, where to resume
+ * @fn: called under RCU (must not sleep) for each path in node id order;
+ *	a non-zero return stops the walk
+ * @arg: passed to @fn
+ *
+ * A walk stopped by @fn resumes at the path @fn stopped on (netlink dumps
+ * retry it in the next message); a finished walk leaves @pos past the end.
+ *
+ * Context: RTNL held (keeps xdev->peers).
+ * Return: 0 when the walk finished, else what @fn returned.
+ */
+int xnic_tp_peers_walk(struct xnic_dev *xdev, unsigned long *pos,
+		       int (*fn)(const struct xnic_tp_peer_info *pi,
+				 void *arg),
+		       void *arg)
+{
+	struct xnic_peers *p = xdev->peers;
+	unsigned long node = *pos >> XNIC_WALK_SLOT_BITS;
+	int k = *pos & (BIT(XNIC_WALK_SLOT_BITS) - 1);
+	struct xnic_tp_peer_info pi;
+	struct xnic_peer *peer;
+	int ret = 0;
+
+	BUILD_BUG_ON(BIT(XNIC_WALK_SLOT_BITS) < XNIC_MAX_LINKS);
+	ASSERT_RTNL();
+	if (!p || *pos >= XNIC_WALK_END) {
+		*pos = XNIC_WALK_END;
+		return 0;
+	}
+	rcu_read_lock();
+	xa_for_each_start(&p->table, node, peer, node) {
+		if (*pos >> XNIC_WALK_SLOT_BITS != node)
+			k = 0;
+		for (; k < XNIC_MAX_LINKS; k++) {
+			if (!peer->path[k].ifindex)
+				continue;
+			xnic_peer_info(peer, k, &pi);
+			ret = fn(&pi, arg);
+			if (ret) {
+				*pos = (node << XNIC_WALK_SLOT_BITS) | k;
+				goto out;
+			}
+		}
+	}
+	*pos = XNIC_WALK_END;
+out:
+	rcu_read_unlock();
+	return ret;
 }
 
 /* Find the member link of @xdev with @ifindex. Context: RCU read. */
@@ -339,6 +412,12 @@ static int xnic_peer_learn(struct xnic_peers *p, u16 node, u64 guid,
 		kfree(peer);
 		goto out;
 	}
+	if (!old || old->guid != guid) {
+		struct xnic_tp_peer_info pi;
+
+		xnic_peer_info(peer, slot, &pi);
+		xnic_nl_peer_event(p->xdev, &pi, XNIC_EVENT_PEER_JOIN);
+	}
 	if (old)
 		kfree_rcu(old, rcu);
 	ret = 1;
@@ -486,6 +565,7 @@ static void xnic_dbg_del(struct xnic_peers *p)
 static void xnic_peers_expire(struct xnic_peers *p)
 {
 	unsigned long expire = msecs_to_jiffies(XNIC_PEER_EXPIRE_MS);
+	struct xnic_tp_peer_info pi;
 	struct xnic_peer *peer;
 	unsigned long node;
 	bool live;
@@ -502,6 +582,8 @@ static void xnic_peers_expire(struct xnic_peers *p)
 				live = true;
 		if (live)
 			continue;
+		xnic_peer_info(peer, -1, &pi);
+		xnic_nl_peer_event(p->xdev, &pi, XNIC_EVENT_PEER_LEAVE);
 		xa_erase(&p->table, node);
 		kfree_rcu(peer, rcu);
 	}

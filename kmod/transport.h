@@ -9,6 +9,7 @@
 #ifndef XNIC_TRANSPORT_H
 #define XNIC_TRANSPORT_H
 
+#include <linux/if_ether.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
 
@@ -70,5 +71,26 @@ void xnic_tp_link_detached(struct xnic_dev *xdev, int ifindex);
 #define XNIC_TP_NR_COUNTERS	23
 extern const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS];
 int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n);
+
+/**
+ * struct xnic_tp_peer_info - one path to a peer, for netlink (peer.c)
+ * @node: the peer's node id
+ * @guid: its node GUID
+ * @ifindex: ifindex of the member link it was heard on; 0 for none
+ * @mac: its MAC address on that link
+ * @age_ms: ms since the last frame accepted over the path
+ */
+struct xnic_tp_peer_info {
+	u16 node;
+	u64 guid;
+	int ifindex;
+	u8 mac[ETH_ALEN];
+	u32 age_ms;
+};
+
+int xnic_tp_peers_walk(struct xnic_dev *xdev, unsigned long *pos,
+		       int (*fn)(const struct xnic_tp_peer_info *pi,
+				 void *arg),
+		       void *arg);
 
 #endif /* XNIC_TRANSPORT_H */

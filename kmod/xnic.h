@@ -27,6 +27,7 @@
 #define XNIC_PORT		1
 #define XNIC_MAX_LINKS		8
 #define XNIC_FW_VERSION		"0.1.0"
+#define XNIC_DRV_VERSION	XNIC_FW_VERSION
 /* IEEE OUI reserved for private use is not a thing; 0 says "no vendor". */
 #define XNIC_VENDOR_ID		0
 /* Largest message, bytes: the wire's offset and length fields are 32 bit. */
@@ -43,6 +44,7 @@
  * @ndev_tracker: reference tracker for @ndev
  * @index: link number within the device, stable while attached
  * @pt: receive hook for xnic frames on @ndev (dev_add_pack)
+ * @nl_up: link state last announced on netlink (RTNL)
  * @rcu: deferred free
  */
 struct xnic_link {
@@ -53,7 +55,37 @@ struct xnic_link {
 	netdevice_tracker ndev_tracker;
 	u8 index;
 	struct packet_type pt;
+	bool nl_up;
 	struct rcu_head rcu;
+};
+
+/* Defaults of struct xnic_params; netlink.c has the ranges. */
+#define XNIC_DEF_IDLE_US	1000
+#define XNIC_DEF_HB_INTERVAL_MS	100
+#define XNIC_DEF_HB_MISS	3
+#define XNIC_DEF_CREDIT_WINDOW	256
+#define XNIC_DEF_CLASS_WEIGHT	1
+/* Traffic classes with a weight (uapi XNIC_NR_CLASSES). */
+#define XNIC_NR_TCLASSES	2
+
+/**
+ * struct xnic_params - tunables of a device (netlink PARAM_SET/PARAM_GET)
+ * @idle_us: microseconds the engine busy-polls without work before it
+ *	sleeps
+ * @hb_interval_ms: heartbeat interval on every member link, ms (bonding)
+ * @hb_miss: heartbeats missed before a member link is down (bonding)
+ * @credit_window: credits (frames) a receiver grants a flow (credits)
+ * @class_weight: scheduling weight of each traffic class (credits)
+ *
+ * Written under RTNL with WRITE_ONCE(); read anywhere with READ_ONCE().
+ * The node id is xnic_dev.node_id.
+ */
+struct xnic_params {
+	u32 idle_us;
+	u32 hb_interval_ms;
+	u32 hb_miss;
+	u32 credit_window;
+	u32 class_weight[XNIC_NR_TCLASSES];
 };
 
 /**
@@ -65,7 +97,9 @@ struct xnic_link {
  * @registered: ib_register_device() succeeded (RTNL)
  * @port_active: last port state reported to ib_core (RTNL)
  * @unreg_work: unregisters the device when its last member link is gone
- * @node_id: this device's node id on the fabric
+ * @node_id: this device's node id on the fabric (changed by netlink only
+ *	while @qps is empty, under its lock)
+ * @params: tunables (netlink)
  * @engine: the engine thread's state (engine.c)
  * @peers: peer table (transport, peer.c)
  * @qps: QPN -> struct xnic_qp (xa_alloc_cyclic_bh; lookups under the
@@ -83,6 +117,7 @@ struct xnic_dev {
 	bool port_active;
 	struct work_struct unreg_work;
 	u16 node_id;
+	struct xnic_params params;
 	struct xnic_engine *engine;
 	struct xnic_peers *peers;
 	struct xarray qps;
@@ -98,13 +133,22 @@ static inline struct xnic_dev *to_xdev(struct ib_device *ibdev)
 
 /* device.c */
 int xnic_dev_add(const char *name, struct net_device *ndev);
+struct xnic_dev *xnic_dev_find(const char *name);
+struct xnic_dev *xnic_dev_find_index(u32 index);
+struct xnic_dev *xnic_dev_nth(unsigned int n);
 void xnic_dev_remove_all(void);
 void xnic_dev_schedule_unregister(struct xnic_dev *xdev);
 int xnic_dev_init(void);
 void xnic_dev_exit(void);
 
 /* link.c */
+int xnic_link_check_netdev(struct net_device *ndev,
+			   struct netlink_ext_ack *extack);
 int xnic_link_attach(struct xnic_dev *xdev, struct net_device *ndev);
+int xnic_link_add(struct xnic_dev *xdev, struct net_device *ndev,
+		  struct netlink_ext_ack *extack);
+int xnic_link_del(struct xnic_dev *xdev, struct net_device *ndev,
+		  struct netlink_ext_ack *extack);
 void xnic_link_detach(struct xnic_link *link);
 void xnic_link_detach_all(struct xnic_dev *xdev);
 struct xnic_link *xnic_link_find(struct net_device *ndev);
@@ -113,5 +157,25 @@ struct net_device *xnic_dev_first_netdev(struct xnic_dev *xdev);
 void xnic_dev_update_port(struct xnic_dev *xdev);
 int xnic_link_notifier_register(void);
 void xnic_link_notifier_unregister(void);
+
+/* counters.c: transport and engine counters, by name */
+void xnic_counters_init(void);
+unsigned int xnic_counters_num(void);
+const char *xnic_counter_name(unsigned int i);
+unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
+				unsigned int n);
+struct rdma_hw_stats *xnic_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int xnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+
+/* netlink.c: generic netlink family "xnic" (uapi/xnic-netlink.h) */
+int xnic_nl_init(void);
+void xnic_nl_exit(void);
+void xnic_nl_link_event(struct xnic_link *link, int event);
+void xnic_nl_link_state(struct xnic_link *link);
+struct xnic_tp_peer_info;
+void xnic_nl_peer_event(struct xnic_dev *xdev,
+			const struct xnic_tp_peer_info *pi, int event);
 
 #endif /* XNIC_H */

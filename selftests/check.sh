@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # check.sh [--unit-only|--vm-only] - the body of `make check`: unit tests on
-# the host (ASan/UBSan), then every VM selftest in one boot of the test VM.
+# the host (ASan/UBSan), then every VM selftest, each in its own boot of the
+# test VM.
 # Ends with one line "N passed, N failed, N skipped"; exits non-zero on any
 # failure (a VM crash or timeout counts as a failure).
 set -u
@@ -37,12 +38,16 @@ if [[ $mode != --vm-only ]]; then
 fi
 
 if [[ $mode != --unit-only ]]; then
+	# One VM boot per test program: a crash or hang costs one program's
+	# results, and every program starts from a freshly loaded module.
 	mapfile -t vms < <(make -s -C selftests -p vm 2>/dev/null |
 		sed -nE 's/^VM_(PROGS|SCRIPTS) := //p' | tr ' ' '\n' | grep .)
-	tools/xnic-vm --timeout "${XNIC_CHECK_TIMEOUT:-900}" -- \
-		sh -c 'cd selftests && exec ./run_tests.sh "$@"' run \
-		"${vms[@]}" 2>&1 | tee "$log"
-	add_result "$log" "${PIPESTATUS[0]}"
+	for t in "${vms[@]}"; do
+		tools/xnic-vm --timeout "${XNIC_CHECK_TIMEOUT:-900}" -- \
+			sh -c 'cd selftests && exec ./run_tests.sh "$1"' run "$t" \
+			2>&1 | tee "$log"
+		add_result "$log" "${PIPESTATUS[0]}"
+	done
 fi
 
 echo "$pass passed, $fail failed, $skip skipped"

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libxniccoll - the collectives: all-reduce (direct reduce-scatter +
+ * all-gather over the full mesh, pipelined in chunks), broadcast (the
+ * root's all-gather alone) and barrier.
+ *
+ * All-reduce on rank `me`, for every chunk c of every shard j (priv.h
+ * describes the channels):
+ *  1. RS: copy our part of chunk c of shard j into our RS outbox for j
+ *     and write it to j's RS inbox for us (j != me);
+ *  2. reduce: once every peer's part of chunk c of our shard has landed,
+ *     sum the parts in rank order into an AG outbox slot (freeing the
+ *     RS inbox slots: credits) and copy the result into recvbuf;
+ *  3. AG: write that slot to every peer's COPY inbox for us;
+ *  4. copy each peer's reduced chunks out of our COPY inboxes into
+ *     recvbuf as they land (credits again).
+ * The steps run interleaved, as far as slots and credits allow, so the
+ * chunks stream through all four at once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "priv.h"
+
+/**
+ * struct xnic_coll_job - one all-reduce or broadcast in progress
+ * @name: "allreduce" or "broadcast"
+ * @bcast: a broadcast (no RS step; the root produces by copying)
+ * @dtype: enum xnic_coll_dtype (all-reduce)
+ * @esize: bytes per element (1 for a broadcast)
+ * @send: input (all-reduce) or the root's buffer
+ * @recv: output
+ * @ce: elements per chunk
+ * @produced: chunks of our shard reduced (or copied, at the root)
+ * @ag_base: c->ag_produced when the collective began
+ */
+struct xnic_coll_job {
+	const char *name;
+	bool bcast;
+	int dtype;
+	size_t esize;
+	const char *send;
+	char *recv;
+	size_t ce;
+	size_t produced;
+	uint64_t ag_base;
+};
+
+static inline char *xnic_coll_at(struct xnic_comm *c, size_t off)
+{
+	return c->region + off;
+}
+
+/* Whether our next RS part for peer @r may be posted now. */
+static bool xnic_coll_rs_ready(struct xnic_comm *c, int r)
+{
+	struct xnic_coll_peer *p = &c->peers[r];
+	struct xnic_coll_chan_tx *tx = &p->tx[XNIC_COLL_CH_RS];
+
+	return p->rs_sent < c->nch[r] &&
+	       tx->posted - tx->credit < c->lay.slots &&
+	       tx->posted - tx->done < c->lay.slots;
+}
+
+/*
+ * Step 1: post RS parts while slots and budget allow, lowest chunk index
+ * first (ties in rank order after ours), so that chunk c of every shard
+ * leaves before chunk c + 1 of any: the owners can all reduce at once.
+ */
+static int xnic_coll_rs_send(struct xnic_comm *c, struct xnic_coll_job *op)
+{
+	bool full[XNIC_COLL_MAX_RANKS] = { false };
+	unsigned int slots = c->lay.slots, s;
+	struct xnic_coll_chan_tx *tx;
+	struct xnic_coll_peer *p;
+	int k, r, best, err;
+	size_t n;
+	char *dst;
+
+	for (;;) {
+		best = -1;
+		for (k = 1; k < c->nranks; k++) {
+			r = (c->rank + k) % c->nranks;
+			if (full[r] || !xnic_coll_rs_ready(c, r))
+				continue;
+			if (best < 0 || c->peers[r].rs_sent < c->peers[best].rs_sent)
+				best = r;
+		}
+		if (best < 0)
+			return 0;
+		p = &c->peers[best];
+		tx = &p->tx[XNIC_COLL_CH_RS];
+		s = (unsigned int)(tx->posted % slots);
+		n = xnic_coll_chunk_len(c->len[best], op->ce, p->rs_sent);
+		if (!xnic_coll_may_send(c, n * op->esize))
+			return 0;
+		dst = xnic_coll_at(c, xnic_coll_off_rs_out(&c->lay, p->pi, s));
+		memcpy(dst, op->send + (c->off[best] + p->rs_sent * op->ce) *
+		       op->esize, n * op->esize);
+		err = xnic_coll_post(c, best, XNIC_COLL_K_RS, s, dst,
+				     (uint32_t)(n * op->esize),
+				     tx->raddr + (uint64_t)s * c->lay.chunk,
+				     xnic_coll_imm_data(XNIC_COLL_K_RS,
+							(unsigned int)c->rank,
+							c->seq, p->rs_sent));
+		if (err == -EAGAIN) {
+			full[best] = true;	/* SQ full: the others may go */
+			continue;
+		}
+		if (err)
+			return err;
+		tx->posted++;
+		p->rs_sent++;
+	}
+}
+
+/* Whether every peer's part of our next chunk has landed. */
+static bool xnic_coll_parts_ready(struct xnic_comm *c)
+{
+	int r;
+
+	for (r = 0; r < c->nranks; r++) {
+		struct xnic_coll_chan_rx *rx = &c->peers[r].rx[XNIC_COLL_CH_RS];
+
+		if (r != c->rank && rx->arrived == rx->consumed)
+			return false;
+	}
+	return true;
+}
+
+/* Step 2: reduce (or, at a broadcast root, copy) our next chunks. */
+static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
+{
+	unsigned int slots = c->lay.slots, s, rs;
+	size_t n, e0, bytes;
+	char *dst;
+	int r, err;
+
+	while (op->produced < c->nch[c->rank]) {
+		s = (unsigned int)(c->ag_produced % slots);
+		if (c->ag_ref[s] || (!op->bcast && !xnic_coll_parts_ready(c)))
+			return 0;
+		n = xnic_coll_chunk_len(c->len[c->rank], op->ce, op->produced);
+		e0 = c->off[c->rank] + op->produced * op->ce;
+		bytes = n * op->esize;
+		dst = xnic_coll_at(c, xnic_coll_off_ag_out(&c->lay, s));
+		if (op->bcast) {
+			memcpy(dst, op->send + e0, bytes);
+		} else {
+			for (r = 0; r < c->nranks; r++) {
+				struct xnic_coll_peer *p = &c->peers[r];
+				struct xnic_coll_chan_rx *rx = &p->rx[XNIC_COLL_CH_RS];
+
+				if (r == c->rank) {
+					c->srcs[r] = op->send + e0 * op->esize;
+					continue;
+				}
+				rs = (unsigned int)(rx->consumed % slots);
+				err = xnic_coll_check_msg(c, r, op->name,
+							  XNIC_COLL_K_RS,
+							  rx->imm[rs],
+							  op->produced,
+							  rx->len[rs],
+							  (uint32_t)bytes);
+				if (err)
+					return err;
+				c->srcs[r] = xnic_coll_at(c,
+							  xnic_coll_off_rs_in(&c->lay,
+									      p->pi,
+									      rs));
+			}
+			if (op->dtype == XNIC_COLL_FLOAT32)
+				xnic_coll_reduce_f32((float *)dst,
+						     (const float *const *)c->srcs,
+						     (unsigned int)c->nranks, n);
+			else
+				xnic_coll_reduce_bf16((uint16_t *)dst,
+						      (const uint16_t *const *)c->srcs,
+						      (unsigned int)c->nranks, n);
+			for (r = 0; r < c->nranks; r++)
+				if (r != c->rank)
+					c->peers[r].rx[XNIC_COLL_CH_RS].consumed++;
+			memcpy(op->recv + e0 * op->esize, dst, bytes);
+		}
+		c->ag_ref[s] = (uint32_t)(c->nranks - 1);
+		c->ag_produced++;
+		op->produced++;
+		c->progress = true;
+	}
+	return 0;
+}
+
+/* Whether our next produced chunk may be posted to peer @r now. */
+static bool xnic_coll_ag_ready(struct xnic_comm *c, struct xnic_coll_job *op,
+			       int r)
+{
+	struct xnic_coll_peer *p = &c->peers[r];
+	struct xnic_coll_chan_tx *tx = &p->tx[XNIC_COLL_CH_COPY];
+
+	return p->cp_sent < op->produced &&
+	       tx->posted - tx->credit < c->lay.slots;
+}
+
+/* Step 3: post our produced chunks to every peer, oldest chunk first. */
+static int xnic_coll_ag_send(struct xnic_comm *c, struct xnic_coll_job *op)
+{
+	bool full[XNIC_COLL_MAX_RANKS] = { false };
+	unsigned int slots = c->lay.slots, s, ls;
+	struct xnic_coll_chan_tx *tx;
+	struct xnic_coll_peer *p;
+	int k, r, best, err;
+	size_t n;
+
+	for (;;) {
+		best = -1;
+		for (k = 1; k < c->nranks; k++) {
+			r = (c->rank + k) % c->nranks;
+			if (full[r] || !xnic_coll_ag_ready(c, op, r))
+				continue;
+			if (best < 0 || c->peers[r].cp_sent < c->peers[best].cp_sent)
+				best = r;
+		}
+		if (best < 0)
+			return 0;
+		p = &c->peers[best];
+		tx = &p->tx[XNIC_COLL_CH_COPY];
+		s = (unsigned int)(tx->posted % slots);
+		ls = (unsigned int)((op->ag_base + p->cp_sent) % slots);
+		n = xnic_coll_chunk_len(c->len[c->rank], op->ce, p->cp_sent);
+		if (!xnic_coll_may_send(c, n * op->esize))
+			return 0;
+		err = xnic_coll_post(c, best, XNIC_COLL_K_COPY, ls,
+				     xnic_coll_at(c, xnic_coll_off_ag_out(&c->lay,
+									  ls)),
+				     (uint32_t)(n * op->esize),
+				     tx->raddr + (uint64_t)s * c->lay.chunk,
+				     xnic_coll_imm_data(XNIC_COLL_K_COPY,
+							(unsigned int)c->rank,
+							c->seq, p->cp_sent));
+		if (err == -EAGAIN) {
+			full[best] = true;
+			continue;
+		}
+		if (err)
+			return err;
+		tx->posted++;
+		p->cp_sent++;
+	}
+}
+
+/* Step 4: copy the peers' chunks out of our COPY inboxes. */
+static int xnic_coll_copy_out(struct xnic_comm *c, struct xnic_coll_job *op)
+{
+	unsigned int slots = c->lay.slots, s;
+	size_t n;
+	int r, err;
+
+	for (r = 0; r < c->nranks; r++) {
+		struct xnic_coll_peer *p = &c->peers[r];
+		struct xnic_coll_chan_rx *rx = &p->rx[XNIC_COLL_CH_COPY];
+
+		if (r == c->rank)
+			continue;
+		while (p->cp_recvd < c->nch[r] && rx->arrived > rx->consumed) {
+			s = (unsigned int)(rx->consumed % slots);
+			n = xnic_coll_chunk_len(c->len[r], op->ce, p->cp_recvd);
+			err = xnic_coll_check_msg(c, r, op->name,
+						  XNIC_COLL_K_COPY, rx->imm[s],
+						  p->cp_recvd, rx->len[s],
+						  (uint32_t)(n * op->esize));
+			if (err)
+				return err;
+			memcpy(op->recv + (c->off[r] + p->cp_recvd * op->ce) *
+			       op->esize,
+			       xnic_coll_at(c, xnic_coll_off_cp_in(&c->lay, p->pi,
+								   s)),
+			       n * op->esize);
+			rx->consumed++;
+			p->cp_recvd++;
+			c->progress = true;
+		}
+	}
+	return 0;
+}
+
+static int xnic_coll_op_step(struct xnic_comm *c, void *arg)
+{
+	struct xnic_coll_job *op = arg;
+	bool done;
+	int r, err;
+
+	/* Finished chunks go out before new parts take the budget. */
+	err = xnic_coll_produce(c, op);
+	if (!err)
+		err = xnic_coll_ag_send(c, op);
+	if (!err && !op->bcast)
+		err = xnic_coll_rs_send(c, op);
+	if (!err)
+		err = xnic_coll_copy_out(c, op);
+	if (err)
+		return err;
+	done = op->produced == c->nch[c->rank];
+	for (r = 0; r < c->nranks; r++) {
+		struct xnic_coll_peer *p = &c->peers[r];
+
+		if (r == c->rank)
+			continue;
+		err = xnic_coll_flush_credits(c, r);
+		if (err)
+			return err;
+		if (p->cp_sent != op->produced || p->cp_recvd != c->nch[r] ||
+		    (!op->bcast && p->rs_sent != c->nch[r]))
+			done = false;
+	}
+	return done;
+}
+
+static void xnic_coll_op_describe(struct xnic_comm *c, void *arg, char *buf,
+				  size_t size)
+{
+	struct xnic_coll_job *op = arg;
+	int r;
+
+	for (r = 0; r < c->nranks; r++) {
+		struct xnic_coll_peer *p = &c->peers[r];
+
+		if (r == c->rank)
+			continue;
+		if (!op->bcast && op->produced < c->nch[c->rank] &&
+		    p->rx[XNIC_COLL_CH_RS].arrived ==
+		    p->rx[XNIC_COLL_CH_RS].consumed) {
+			snprintf(buf, size,
+				 "waiting for rank %d's part of chunk %zu of %zu of our shard",
+				 r, op->produced, c->nch[c->rank]);
+			return;
+		}
+		if (p->cp_recvd < c->nch[r]) {
+			snprintf(buf, size,
+				 "waiting for chunk %zu of %zu from rank %d",
+				 p->cp_recvd, c->nch[r], r);
+			return;
+		}
+		if (p->cp_sent < c->nch[c->rank] ||
+		    (!op->bcast && p->rs_sent < c->nch[r])) {
+			snprintf(buf, size,
+				 "waiting for rank %d to free slots (credits)", r);
+			return;
+		}
+	}
+	snprintf(buf, size, "waiting for our writes to complete");
+}
+
+/* Shared by all-reduce and broadcast once the shards are set. */
+static int xnic_coll_run(struct xnic_comm *c, struct xnic_coll_job *op)
+{
+	const struct xnic_coll_waiter w = {
+		.step = xnic_coll_op_step,
+		.describe = xnic_coll_op_describe,
+		.arg = op,
+	};
+	int r, err;
+
+	c->seq++;
+	op->produced = 0;
+	op->ag_base = c->ag_produced;
+	for (r = 0; r < c->nranks; r++) {
+		c->peers[r].rs_sent = 0;
+		c->peers[r].cp_sent = 0;
+		c->peers[r].cp_recvd = 0;
+		c->nch[r] = xnic_coll_nchunks(c->len[r], op->ce);
+	}
+	err = xnic_coll_drive(c, &w, op->name);
+	return err ? xnic_coll_fail(c, err) : 0;
+}
+
+/* Checks common to every collective: a communicator that still works. */
+static int xnic_coll_enter(struct xnic_comm *c, const char *what)
+{
+	if (!c)
+		return xnic_coll_seterr(NULL, -EINVAL, "%s: no communicator",
+					what);
+	if (c->failed)
+		return xnic_coll_seterr(c, c->failed,
+					"%s: the communicator failed earlier: %.160s",
+					what, c->err);
+	return 0;
+}
+
+int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
+		   void *recvbuf, size_t count, int dtype, int op)
+{
+	struct xnic_coll_job o = { .name = "allreduce" };
+	size_t esize = xnic_coll_dtype_size(dtype), bytes;
+	const char *s = sendbuf;
+	char *d = recvbuf;
+	int err, r;
+
+	err = xnic_coll_enter(comm, o.name);
+	if (err)
+		return err;
+	if (!esize)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"allreduce: unknown data type %d", dtype);
+	if (op != XNIC_COLL_SUM)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"allreduce: unknown operation %d", op);
+	if (!count)
+		return 0;
+	if (!sendbuf || !recvbuf)
+		return xnic_coll_seterr(comm, -EINVAL, "allreduce: NULL buffer");
+	if (count > SIZE_MAX / esize)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"allreduce: %zu elements overflow size_t",
+					count);
+	bytes = count * esize;
+	if ((uintptr_t)sendbuf % esize || (uintptr_t)recvbuf % esize)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"allreduce: buffers must be aligned to %zu bytes",
+					esize);
+	if (s != d && s < d + bytes && d < s + bytes)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"allreduce: send and receive buffers overlap");
+	if (comm->nranks == 1) {
+		if (s != d)
+			memcpy(d, s, bytes);
+		return 0;
+	}
+	o.dtype = dtype;
+	o.esize = esize;
+	o.send = s;
+	o.recv = d;
+	o.ce = comm->lay.chunk / esize;
+	for (r = 0; r < comm->nranks; r++)
+		xnic_coll_shard(count, (unsigned int)comm->nranks,
+				(unsigned int)r, &comm->off[r], &comm->len[r]);
+	return xnic_coll_run(comm, &o);
+}
+
+int xnic_broadcast(struct xnic_comm *comm, void *buf, size_t bytes, int root)
+{
+	struct xnic_coll_job o = { .name = "broadcast", .bcast = true };
+	int err, r;
+
+	err = xnic_coll_enter(comm, o.name);
+	if (err)
+		return err;
+	if (root < 0 || root >= comm->nranks)
+		return xnic_coll_seterr(comm, -EINVAL,
+					"broadcast: root %d is not a rank", root);
+	if (!bytes || comm->nranks == 1)
+		return 0;
+	if (!buf)
+		return xnic_coll_seterr(comm, -EINVAL, "broadcast: NULL buffer");
+	o.esize = 1;
+	o.send = buf;
+	o.recv = buf;
+	o.ce = comm->lay.chunk;
+	for (r = 0; r < comm->nranks; r++) {
+		comm->off[r] = 0;
+		comm->len[r] = r == root ? bytes : 0;
+	}
+	return xnic_coll_run(comm, &o);
+}
+
+static int xnic_coll_barrier_step(struct xnic_comm *c, void *arg)
+{
+	uint64_t b = c->barriers;
+	bool done = true;
+	int r, err;
+
+	(void)arg;
+	for (r = 0; r < c->nranks; r++) {
+		struct xnic_coll_peer *p = &c->peers[r];
+
+		if (r == c->rank)
+			continue;
+		err = xnic_coll_flush_credits(c, r);
+		if (err)
+			return err;
+		if (!p->ctrl_sent) {
+			err = xnic_coll_post(c, r, XNIC_COLL_K_CTRL, 0, NULL, 0,
+					     p->tx[XNIC_COLL_CH_COPY].raddr,
+					     xnic_coll_imm_data(XNIC_COLL_K_CTRL,
+								(unsigned int)c->rank,
+								c->seq, b));
+			if (err && err != -EAGAIN)
+				return err;
+			p->ctrl_sent = !err;
+		}
+		if (p->ctrl_consumed < b && p->ctrl_arrived > p->ctrl_consumed) {
+			err = xnic_coll_check_msg(c, r, "barrier",
+						  XNIC_COLL_K_CTRL,
+						  p->ctrl_imm[p->ctrl_consumed %
+							      XNIC_COLL_CTRL_RING],
+						  b, 0, 0);
+			if (err)
+				return err;
+			p->ctrl_consumed++;
+			c->progress = true;
+		}
+		if (!p->ctrl_sent || p->ctrl_consumed < b)
+			done = false;
+	}
+	return done;
+}
+
+static void xnic_coll_barrier_describe(struct xnic_comm *c, void *arg,
+				       char *buf, size_t size)
+{
+	int r;
+
+	(void)arg;
+	for (r = 0; r < c->nranks; r++) {
+		if (r != c->rank && c->peers[r].ctrl_consumed < c->barriers) {
+			snprintf(buf, size, "rank %d has not entered barrier %" PRIu64,
+				 r, c->barriers);
+			return;
+		}
+	}
+	snprintf(buf, size, "our barrier messages cannot be posted");
+}
+
+int xnic_barrier(struct xnic_comm *comm)
+{
+	const struct xnic_coll_waiter w = {
+		.step = xnic_coll_barrier_step,
+		.describe = xnic_coll_barrier_describe,
+	};
+	int err, r;
+
+	err = xnic_coll_enter(comm, "barrier");
+	if (err)
+		return err;
+	if (comm->nranks == 1)
+		return 0;
+	comm->seq++;
+	comm->barriers++;
+	for (r = 0; r < comm->nranks; r++)
+		comm->peers[r].ctrl_sent = false;
+	err = xnic_coll_drive(comm, &w, "barrier");
+	return err ? xnic_coll_fail(comm, err) : 0;
+}

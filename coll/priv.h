@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libxniccoll internals: the communicator, its per-peer channel state,
+ * and the functions the source files share.
+ *
+ * Channels. Between every ordered pair of ranks (sender s, receiver r)
+ * there are two data channels on the RC QP of the pair, each a ring of
+ * `slots` chunk-sized slots in r's scratch region:
+ *   RS   reduce-scatter parts; r holds a slot until it has reduced the
+ *        chunk (it needs every rank's part first);
+ *   COPY all-gather and broadcast chunks; r copies a slot out as soon as
+ *        the chunk lands.
+ * Message number m of a channel goes to slot m % slots. The sender may
+ * post message m once the receiver has consumed message m - slots: the
+ * receiver reports what it consumed with CREDIT messages (zero-length
+ * WRITE WITH IMM carrying the consumed count). Completions of an RC QP
+ * are in order, so each side just counts. The counters run across
+ * collectives: a fast rank may already send for the next collective,
+ * and its messages wait in their slots until the slow rank gets there.
+ * Barriers use CTRL messages, which take no slot.
+ *
+ * All counters are 64-bit and never wrap in practice; the immediates
+ * carry only their low bits, for checking (see coll_logic.h).
+ */
+#ifndef XNIC_COLL_PRIV_H
+#define XNIC_COLL_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "xnic.h"
+#include "xnic_coll.h"
+#include "coll_logic.h"
+
+#define XNIC_COLL_MAGIC		0x58434f4cU	/* "XCOL" */
+#define XNIC_COLL_VERSION	1U
+#define XNIC_COLL_MAX_SLOTS	64U
+#define XNIC_COLL_SQ_DEPTH	64U
+#define XNIC_COLL_RQ_DEPTH	64U
+#define XNIC_COLL_CTRL_RING	8U	/* CTRL messages a peer can be ahead */
+#define XNIC_COLL_ERRLEN	256
+
+/*
+ * wr_id of a write: kind << 56 | peer rank << 40 | local slot << 32 |
+ * bytes. The completion thus says which outbox slot is free again and
+ * how much data left the in-flight budget.
+ */
+#define XNIC_COLL_WRID(kind, peer, slot, bytes) \
+	((uint64_t)(kind) << 56 | (uint64_t)((peer) & 0xffff) << 40 | \
+	 (uint64_t)((slot) & 0xff) << 32 | (uint32_t)(bytes))
+#define XNIC_COLL_WRID_KIND(id)		((unsigned int)((id) >> 56))
+#define XNIC_COLL_WRID_PEER(id)		((unsigned int)((id) >> 40) & 0xffffU)
+#define XNIC_COLL_WRID_SLOT(id)		((unsigned int)((id) >> 32) & 0xffU)
+#define XNIC_COLL_WRID_BYTES(id)	((uint32_t)(id))
+
+/**
+ * struct xnic_coll_chan_rx - our end of a peer's channel into us
+ * @arrived: messages landed
+ * @consumed: messages we are done with (their slots may be reused)
+ * @credited: @consumed as last reported to the peer
+ * @imm: immediate of each message in a slot, host order, [slots]
+ * @len: byte length of each message in a slot, [slots]
+ */
+struct xnic_coll_chan_rx {
+	uint64_t arrived;
+	uint64_t consumed;
+	uint64_t credited;
+	uint32_t *imm;
+	uint32_t *len;
+};
+
+/**
+ * struct xnic_coll_chan_tx - our end of our channel into a peer
+ * @posted: messages posted
+ * @credit: messages the peer reported consumed
+ * @done: messages whose local completion we reaped (RS only: frees our
+ *	outbox slot)
+ * @raddr: the peer's inbox for us, slot 0
+ */
+struct xnic_coll_chan_tx {
+	uint64_t posted;
+	uint64_t credit;
+	uint64_t done;
+	uint64_t raddr;
+};
+
+/**
+ * struct xnic_coll_peer - everything about one peer rank
+ * @qp: the RC QP to it
+ * @node: its node id
+ * @rkey: rkey of its scratch region
+ * @pi: its compact index (see struct xnic_coll_layout)
+ * @tx: our channels into it, by XNIC_COLL_CH_*
+ * @rx: its channels into us, by XNIC_COLL_CH_*
+ * @ctrl_arrived: CTRL messages landed
+ * @ctrl_consumed: CTRL messages a barrier used
+ * @ctrl_imm: immediates of unused CTRL messages
+ * @owed_recvs: receive WQEs reaped and not yet reposted
+ * @rs_sent: this collective: RS parts posted to it
+ * @cp_sent: this collective: COPY chunks posted to it
+ * @cp_recvd: this collective: COPY chunks from it copied out
+ * @ctrl_sent: this barrier: CTRL posted to it
+ */
+struct xnic_coll_peer {
+	struct xnic_qp *qp;
+	uint32_t node;
+	uint32_t rkey;
+	unsigned int pi;
+	struct xnic_coll_chan_tx tx[2];
+	struct xnic_coll_chan_rx rx[2];
+	uint64_t ctrl_arrived;
+	uint64_t ctrl_consumed;
+	uint32_t ctrl_imm[XNIC_COLL_CTRL_RING];
+	unsigned int owed_recvs;
+	size_t rs_sent;
+	size_t cp_sent;
+	size_t cp_recvd;
+	bool ctrl_sent;
+};
+
+/**
+ * struct xnic_comm - a communicator
+ * @rank: our rank
+ * @nranks: number of ranks
+ * @ctx: the device (NULL when @nranks is 1)
+ * @pd: protection domain
+ * @cq: the one CQ of every QP, send and receive
+ * @mr: the scratch region's MR
+ * @region: the scratch region
+ * @region_len: its size
+ * @lay: its layout
+ * @timeout_ms: longest wait without progress
+ * @spin_us: busy-poll time before sleeping
+ * @max_inline: inline bytes per WQE of our QPs
+ * @peers: by rank; our own entry is unused
+ * @ag_produced: chunks produced into the AG outbox, ever
+ * @ag_ref: per AG outbox slot, writes from it not yet completed
+ * @outstanding: signaled writes not yet completed
+ * @inflight: bytes of data writes not yet completed
+ * @max_inflight: limit of @inflight; one write always goes
+ * @seq: collectives started (all kinds)
+ * @barriers: barriers started
+ * @off: this collective: first element of each rank's shard
+ * @len: this collective: elements of each rank's shard
+ * @nch: this collective: chunks of each rank's shard
+ * @srcs: reduction sources, one per rank
+ * @progress: set by whatever did something in this loop iteration
+ * @need_poll: something we wait for raises no completion (a full SQ or
+ *	RQ): do not sleep long
+ * @failed: the error that broke the communicator, 0 while healthy
+ * @err: message of the last error
+ */
+struct xnic_comm {
+	int rank;
+	int nranks;
+	struct xnic_ctx *ctx;
+	struct xnic_pd *pd;
+	struct xnic_cq *cq;
+	struct xnic_mr *mr;
+	char *region;
+	size_t region_len;
+	struct xnic_coll_layout lay;
+	int timeout_ms;
+	unsigned int spin_us;
+	uint32_t max_inline;
+	struct xnic_coll_peer *peers;
+	uint64_t ag_produced;
+	uint32_t *ag_ref;
+	uint64_t outstanding;
+	uint64_t inflight;
+	uint64_t max_inflight;
+	unsigned int seq;
+	uint64_t barriers;
+	size_t *off;
+	size_t *len;
+	size_t *nch;
+	const void **srcs;
+	bool progress;
+	bool need_poll;
+	int failed;
+	char err[XNIC_COLL_ERRLEN];
+};
+
+/**
+ * struct xnic_coll_waiter - what xnic_coll_drive() runs
+ * @step: make what progress can be made without waiting; return 1 when
+ *	finished, 0 when not yet, or a negative errno (message set)
+ * @describe: write what is being waited for (for the timeout message)
+ * @arg: passed to both
+ */
+struct xnic_coll_waiter {
+	int (*step)(struct xnic_comm *c, void *arg);
+	void (*describe)(struct xnic_comm *c, void *arg, char *buf,
+			 size_t size);
+	void *arg;
+};
+
+/* error.c */
+int xnic_coll_seterr(struct xnic_comm *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void xnic_coll_clear_tls_error(void);
+const char *xnic_coll_tls_error(void);
+
+/* progress.c */
+int xnic_coll_drive(struct xnic_comm *c, const struct xnic_coll_waiter *w,
+		    const char *what);
+int xnic_coll_post(struct xnic_comm *c, int peer, unsigned int kind,
+		   unsigned int lslot, const void *data, uint32_t bytes,
+		   uint64_t raddr, uint32_t imm);
+int xnic_coll_flush_credits(struct xnic_comm *c, int peer);
+bool xnic_coll_may_send(struct xnic_comm *c, size_t bytes);
+void xnic_coll_drain(struct xnic_comm *c);
+int xnic_coll_fail(struct xnic_comm *c, int err);
+int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
+			unsigned int kind, uint32_t imm, uint64_t idx,
+			uint32_t len, uint32_t want_len);
+
+/* Monotonic clock, nanoseconds. */
+static inline uint64_t xnic_coll_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* XNIC_COLL_PRIV_H */

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libxniccoll - collectives (all-reduce, broadcast, barrier) over a full
+ * mesh of xnic RC QPs. Documentation/collective.rst describes the API and
+ * the algorithms.
+ *
+ * A communicator joins nranks processes, each with its own xnic device
+ * (its own node id on the fabric). xnic_comm_init() creates one RC QP per
+ * peer and one registered scratch region; the ranks swap QP numbers, PSNs,
+ * node ids and buffer addresses through a bootstrap (struct
+ * xnic_bootstrap): a TCP one ships here, the fabric connection manager
+ * plugs in the same way.
+ *
+ * Collectives are called by every rank of the communicator, in the same
+ * order, with the same arguments (count, dtype, op, root); buffers are
+ * the caller's ordinary memory (no registration needed).
+ *
+ * Errors: functions returning int return 0 or a negative errno and never
+ * print; xnic_comm_strerror() returns a message that says what failed
+ * (which peer, which completion, which bootstrap step). No call waits
+ * forever: every wait is bounded by xnic_comm_cfg.timeout_ms without
+ * progress, after which the call returns -ETIMEDOUT. After a collective
+ * failed, the communicator is unusable: later collectives return the
+ * same error; destroy it.
+ *
+ * Threads: a communicator is used by one thread at a time. Different
+ * communicators are independent.
+ */
+#ifndef XNIC_COLL_H
+#define XNIC_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest communicator (the immediate data carries the sender in 8 bits). */
+#define XNIC_COLL_MAX_RANKS	256
+
+/* Defaults of struct xnic_comm_cfg fields left zero. */
+#define XNIC_COLL_DEF_CHUNK	(1U << 20)	/* bytes per pipelined chunk */
+#define XNIC_COLL_DEF_SLOTS	2		/* chunks in flight per channel */
+#define XNIC_COLL_DEF_TIMEOUT	30000		/* ms without progress */
+#define XNIC_COLL_DEF_INFLIGHT	(1U << 20)	/* bytes of writes in flight */
+
+/**
+ * enum xnic_coll_dtype - element types
+ * @XNIC_COLL_FLOAT32: IEEE 754 binary32 (float)
+ * @XNIC_COLL_BFLOAT16: bfloat16, stored as uint16_t (the upper half of a
+ *	binary32); sums are computed in float32 and rounded to nearest,
+ *	ties to even, once per element
+ */
+enum xnic_coll_dtype {
+	XNIC_COLL_FLOAT32 = 0,
+	XNIC_COLL_BFLOAT16 = 1,
+};
+
+/**
+ * enum xnic_coll_op - reduction operations
+ * @XNIC_COLL_SUM: element-wise sum
+ */
+enum xnic_coll_op {
+	XNIC_COLL_SUM = 0,
+};
+
+/* ============================ bootstrap ============================ */
+
+struct xnic_bootstrap;
+
+/**
+ * struct xnic_bootstrap_ops - how a bootstrap exchanges data
+ * @allgather: every rank passes @len bytes at @mine; on return @all holds
+ *	nranks * @len bytes, rank r's at offset r * @len (ours included).
+ *	@len is the same on every rank. Returns 0 or a negative errno;
+ *	-ETIMEDOUT when not every rank took part within @timeout_ms.
+ * @close: free the bootstrap (may be NULL).
+ */
+struct xnic_bootstrap_ops {
+	int (*allgather)(struct xnic_bootstrap *bs, const void *mine,
+			 void *all, size_t len, int timeout_ms);
+	void (*close)(struct xnic_bootstrap *bs);
+};
+
+/**
+ * struct xnic_bootstrap - out-of-band exchange between the ranks
+ * @ops: its operations
+ *
+ * Implementations embed this struct in their own. xnic_comm_init() uses
+ * the bootstrap only while it runs (to swap connection details and to
+ * agree that every rank is connected); the caller owns it and closes it
+ * with xnic_bootstrap_close() when it likes.
+ */
+struct xnic_bootstrap {
+	const struct xnic_bootstrap_ops *ops;
+};
+
+/**
+ * xnic_bootstrap_tcp() - a bootstrap over TCP, for ranks of one host
+ * @rank: this rank (0..@nranks-1)
+ * @nranks: number of ranks
+ * @addr: IPv4 address rank 0 listens on and the others connect to
+ *	(NULL: "127.0.0.1")
+ * @port: TCP port
+ * @timeout_ms: how long to wait for every rank to connect (<= 0: the
+ *	default of 30 s)
+ * @bsp: the new bootstrap on success
+ *
+ * Rank 0 listens and waits for the @nranks - 1 others; they connect
+ * (retrying while rank 0 is not yet listening). All-gathers then go
+ * through rank 0.
+ * Return: 0; -EINVAL for bad arguments; -ETIMEDOUT; -EPROTO when a peer
+ * says something unexpected; -errno of a socket call.
+ */
+int xnic_bootstrap_tcp(int rank, int nranks, const char *addr,
+		       uint16_t port, int timeout_ms,
+		       struct xnic_bootstrap **bsp);
+
+/**
+ * xnic_bootstrap_close() - close a bootstrap
+ * @bs: bootstrap (NULL is ignored)
+ */
+void xnic_bootstrap_close(struct xnic_bootstrap *bs);
+
+/* ========================== communicator =========================== */
+
+struct xnic_comm;
+
+/**
+ * struct xnic_comm_cfg - what xnic_comm_init() needs
+ * @rank: this process's rank, 0..@nranks-1
+ * @nranks: number of ranks, 1..XNIC_COLL_MAX_RANKS
+ * @device: this rank's xnic device, e.g. "xnic0" (each rank needs its own
+ *	device: ranks are told apart by node id on the fabric)
+ * @bootstrap: exchange between the ranks (not needed when @nranks is 1)
+ * @chunk_bytes: pipeline chunk, bytes (0: XNIC_COLL_DEF_CHUNK; rounded
+ *	down to a multiple of 4; at least 4). Same on every rank.
+ * @slots: chunks in flight per peer and channel (0: XNIC_COLL_DEF_SLOTS;
+ *	at most 64). Same on every rank. The scratch region is
+ *	(3 * (nranks - 1) + 1) * @slots * @chunk_bytes bytes.
+ * @timeout_ms: a call fails with -ETIMEDOUT after this long without
+ *	progress (0: XNIC_COLL_DEF_TIMEOUT)
+ * @spin_us: busy-poll the CQ this long before sleeping on it (0: sleep
+ *	at once; spinning helps only with cores to spare)
+ * @max_inflight: most bytes of this rank's RDMA writes not yet
+ *	completed, over all peers (0: XNIC_COLL_DEF_INFLIGHT; SIZE_MAX: only
+ *	the slots limit it, to 2 * (nranks - 1) * @slots * @chunk_bytes).
+ *	One write always goes, whatever its size. Keeps the transport out
+ *	of retransmission storms when the fabric, or the CPU that plays the
+ *	NIC, is slower than the transport's window (see
+ *	Documentation/collective.rst).
+ */
+struct xnic_comm_cfg {
+	int rank;
+	int nranks;
+	const char *device;
+	struct xnic_bootstrap *bootstrap;
+	size_t chunk_bytes;
+	unsigned int slots;
+	int timeout_ms;
+	unsigned int spin_us;
+	size_t max_inflight;
+};
+
+/**
+ * xnic_comm_init() - create a communicator (collective over all ranks)
+ * @commp: the new communicator on success, NULL on failure
+ * @cfg: configuration
+ *
+ * Opens @cfg->device, registers the scratch region, creates one RC QP per
+ * peer, exchanges connection details through the bootstrap, connects the
+ * QPs, and waits (through the bootstrap) until every rank is connected.
+ * A rank that fails still takes part in the exchanges when it can, so
+ * the others fail at once instead of timing out.
+ * Return: 0; -EINVAL for a bad @cfg or ranks that disagree on it (the
+ * message names the rank); -ENOMEM; -ETIMEDOUT; -ECONNABORTED when
+ * another rank failed; -errno of the device or the bootstrap. The message
+ * of a failed init is in xnic_comm_strerror(NULL).
+ */
+int xnic_comm_init(struct xnic_comm **commp, const struct xnic_comm_cfg *cfg);
+
+/**
+ * xnic_comm_destroy() - free a communicator
+ * @comm: communicator (NULL is ignored)
+ *
+ * Waits (at most the timeout) for this rank's RDMA writes still in
+ * flight, then closes the device. Call xnic_barrier() first when peers
+ * may still be sending.
+ */
+void xnic_comm_destroy(struct xnic_comm *comm);
+
+/**
+ * xnic_comm_rank() - this process's rank
+ * @comm: communicator
+ * Return: the rank.
+ */
+int xnic_comm_rank(const struct xnic_comm *comm);
+
+/**
+ * xnic_comm_nranks() - the communicator's size
+ * @comm: communicator
+ * Return: the number of ranks.
+ */
+int xnic_comm_nranks(const struct xnic_comm *comm);
+
+/**
+ * xnic_comm_strerror() - what the last failure was
+ * @comm: communicator, or NULL for the calling thread's last failure
+ *	(the only way to learn why xnic_comm_init() failed)
+ *
+ * Return: a message, "" when nothing failed; valid until the next call
+ * on @comm (or, for NULL, the thread's next failing call).
+ */
+const char *xnic_comm_strerror(const struct xnic_comm *comm);
+
+/**
+ * xnic_coll_dtype_size() - bytes per element
+ * @dtype: enum xnic_coll_dtype
+ * Return: 4, 2, or 0 for an unknown type.
+ */
+size_t xnic_coll_dtype_size(int dtype);
+
+/* =========================== collectives =========================== */
+
+/**
+ * xnic_allreduce() - every rank gets the element-wise reduction of all
+ *	ranks' inputs
+ * @comm: communicator
+ * @sendbuf: @count elements of this rank's input
+ * @recvbuf: @count elements, the result; may equal @sendbuf (in place),
+ *	must not overlap it otherwise
+ * @count: elements (0 returns at once)
+ * @dtype: enum xnic_coll_dtype
+ * @op: enum xnic_coll_op
+ *
+ * Direct reduce-scatter + all-gather over the full mesh, pipelined in
+ * chunks: rank j owns the j-th of nranks near-equal shards, every rank
+ * RDMA-writes its part of shard j to rank j, rank j sums the parts (in
+ * rank order, in float32) and writes the result to every rank. Every
+ * rank ends with bit-identical results. Buffers must be aligned to the
+ * element size.
+ * Return: 0; -EINVAL for bad arguments; -ETIMEDOUT; -EPROTO when the
+ * ranks' calls do not match; -EIO for a failed completion; -errno of a
+ * post or wait.
+ */
+int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
+		   void *recvbuf, size_t count, int dtype, int op);
+
+/**
+ * xnic_broadcast() - copy @root's buffer to every rank
+ * @comm: communicator
+ * @buf: @bytes bytes: the data at @root, overwritten at the others
+ * @bytes: length (0 returns at once)
+ * @root: the sending rank
+ * Return: as xnic_allreduce().
+ */
+int xnic_broadcast(struct xnic_comm *comm, void *buf, size_t bytes,
+		   int root);
+
+/**
+ * xnic_barrier() - return only when every rank has entered the barrier
+ * @comm: communicator
+ * Return: as xnic_allreduce().
+ */
+int xnic_barrier(struct xnic_comm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XNIC_COLL_H */

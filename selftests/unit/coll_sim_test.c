@@ -1,0 +1,965 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The collective library (coll/) end to end on the host, on a simulated
+ * fabric: libxnic's control path is replaced by fakes that build real
+ * rings in ordinary memory, and an "engine" thread plays the kernel:
+ * it consumes SQ entries, performs RDMA WRITE WITH IMM into the target
+ * rank's memory (checking rkey and range), consumes the target's receive
+ * WQEs (retrying, like RNR, while there is none) and writes CQEs, in a
+ * randomized order across QPs. Each rank is a thread. The library's own
+ * datapath (the inline functions of libuser/xnic.h) runs unchanged.
+ *
+ * Covers: node counts 1..8, counts that do not divide (1, < N, primes),
+ * both data types, in place, tiny chunks and one slot (many credit round
+ * trips), back-to-back collectives of mixed kinds without barriers,
+ * broadcast from every root, barrier, a rank that fails during set-up,
+ * a rank that never shows up (timeout), ranks that disagree on the count
+ * (protocol error), and the TCP bootstrap. Runs under ASan and UBSan.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "libuser/errors.c"
+#include "coll/coll_logic.c"
+#include "coll/error.c"
+#include "coll/progress.c"
+#include "coll/ops.c"
+#include "coll/comm.c"
+#include "coll/bootstrap_tcp.c"
+
+/* ========================= the fake libxnic ========================= */
+
+#define SIM_MAX_QPS	512
+#define SIM_MAX_MRS	16
+
+struct xnic_pd {
+	struct xnic_ctx *ctx;
+};
+
+struct xnic_ctx {
+	struct xnic_ctx_attr attr;
+	struct xnic_ctx_page page;
+	struct xnic_pd pd;
+	struct xnic_mr *mrs[SIM_MAX_MRS];
+	int nmrs;
+};
+
+/* A QP with the engine's private state. */
+struct sim_qp {
+	struct xnic_qp qp;
+	uint32_t sq_kidx;	/* the engine's SQ consumer */
+	uint32_t rq_kidx;	/* the engine's RQ consumer */
+	uint32_t rq_shown;	/* RQ consumer published (lags rq_kidx) */
+	uint32_t remote_node;
+	uint32_t remote_qpn;
+	bool rts;
+	bool error;
+};
+
+static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_qp *sim_qps[SIM_MAX_QPS];
+static uint32_t sim_next_qpn = 100;
+static atomic_bool sim_stop;
+static atomic_int sim_errors;
+static uint64_t sim_seed = 1;
+
+static void *ring_alloc(size_t elem, unsigned int n)
+{
+	void *p = aligned_alloc(64, XNIC_RING_HDR_SIZE + elem * n);
+
+	if (p)
+		memset(p, 0, XNIC_RING_HDR_SIZE + elem * n);
+	return p;
+}
+
+int xnic_open(const char *name, struct xnic_ctx **ctxp)
+{
+	struct xnic_ctx *ctx;
+	unsigned int k;
+
+	if (strncmp(name, "sim", 3) || sscanf(name + 3, "%u", &k) != 1)
+		return -ENODEV;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->attr = (struct xnic_ctx_attr) {
+		.node_id = k + 1, .payload_mtu = 8000, .port_state = 4,
+		.active_mtu = 4096, .max_msg_size = 1U << 31, .max_sge = 6,
+		.max_recv_sge = 3, .max_inline = 96, .max_qp_wr = 4096,
+		.max_cqe = 65536, .num_comp_vectors = 1,
+	};
+	ctx->pd.ctx = ctx;
+	*ctxp = ctx;
+	return 0;
+}
+
+const struct xnic_ctx_attr *xnic_ctx_info(const struct xnic_ctx *ctx)
+{
+	return &ctx->attr;
+}
+
+int xnic_alloc_pd(struct xnic_ctx *ctx, struct xnic_pd **pdp)
+{
+	*pdp = &ctx->pd;
+	return 0;
+}
+
+int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
+		unsigned int access, struct xnic_mr **mrp)
+{
+	struct xnic_ctx *ctx = pd->ctx;
+	struct xnic_mr *mr;
+
+	if (ctx->nmrs == SIM_MAX_MRS)
+		return -ENOMEM;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->lkey = 0x1000 + (uint32_t)ctx->nmrs;
+	mr->rkey = 0x2000 + (uint32_t)ctx->nmrs;
+	ctx->mrs[ctx->nmrs++] = mr;
+	*mrp = mr;
+	return 0;
+}
+
+int xnic_create_cq(struct xnic_ctx *ctx, unsigned int entries,
+		   struct xnic_cq **cqp)
+{
+	struct xnic_cq *cq = calloc(1, sizeof(*cq));
+	unsigned int n = 1;
+
+	while (n < entries)
+		n <<= 1;
+	if (!cq)
+		return -ENOMEM;
+	cq->map = ring_alloc(sizeof(struct xnic_cqe), n);
+	if (!cq->map) {
+		free(cq);
+		return -ENOMEM;
+	}
+	cq->hdr = cq->map;
+	cq->cqes = (struct xnic_cqe *)((char *)cq->map + XNIC_RING_HDR_SIZE);
+	cq->mask = n - 1;
+	cq->entries = n;
+	cq->ctx = ctx;
+	cq->channel_fd = -1;
+	*cqp = cq;
+	return 0;
+}
+
+static void wq_init(struct xnic_wq *wq, void *ring, unsigned int n,
+		    uint32_t max_sge)
+{
+	wq->hdr = ring;
+	wq->wqes = (char *)ring + XNIC_RING_HDR_SIZE;
+	wq->entries = n;
+	wq->mask = n - 1;
+	wq->max_sge = max_sge;
+}
+
+int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
+		   struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
+		   struct xnic_qp **qpp)
+{
+	struct sim_qp *s = calloc(1, sizeof(*s));
+	struct xnic_qp *qp;
+	int k;
+
+	if (!s)
+		return -ENOMEM;
+	qp = &s->qp;
+	qp->sq_map = ring_alloc(sizeof(struct xnic_sq_wqe), cap->max_send_wr);
+	qp->rq_map = ring_alloc(sizeof(struct xnic_rq_wqe), cap->max_recv_wr);
+	if (!qp->sq_map || !qp->rq_map) {
+		free(qp->sq_map);
+		free(qp->rq_map);
+		free(s);
+		return -ENOMEM;
+	}
+	wq_init(&qp->sq, qp->sq_map, cap->max_send_wr, cap->max_send_sge);
+	wq_init(&qp->rq, qp->rq_map, cap->max_recv_wr, cap->max_recv_sge);
+	qp->max_inline = cap->max_inline_data;
+	qp->ctx = pd->ctx;
+	qp->pd = pd;
+	qp->send_cq = send_cq;
+	qp->recv_cq = recv_cq;
+	qp->db_word = &pd->ctx->page.db_bits[0];
+	qp->db_bit = 1;
+	qp->db_summary = &pd->ctx->page.db_summary;
+	qp->db_summary_bit = 1;
+	qp->engine_flags = &pd->ctx->page.engine_flags;
+	pthread_mutex_lock(&sim_lock);
+	qp->qpn = sim_next_qpn++;
+	for (k = 0; k < SIM_MAX_QPS && sim_qps[k]; k++)
+		;
+	if (k < SIM_MAX_QPS)
+		sim_qps[k] = s;
+	pthread_mutex_unlock(&sim_lock);
+	if (k == SIM_MAX_QPS)
+		return -ENOMEM;	/* leaks; the test fails anyway */
+	*qpp = qp;
+	return 0;
+}
+
+int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
+		    uint32_t remote_qpn, uint32_t local_psn,
+		    uint32_t remote_psn)
+{
+	struct sim_qp *s = (struct sim_qp *)qp;
+
+	(void)local_psn;
+	(void)remote_psn;
+	pthread_mutex_lock(&sim_lock);
+	s->remote_node = remote_node;
+	s->remote_qpn = remote_qpn;
+	s->rts = true;
+	pthread_mutex_unlock(&sim_lock);
+	return 0;
+}
+
+int xnic_modify_qp_err(struct xnic_qp *qp)
+{
+	pthread_mutex_lock(&sim_lock);
+	((struct sim_qp *)qp)->error = true;
+	pthread_mutex_unlock(&sim_lock);
+	return 0;
+}
+
+int xnic_qp_wakeup(struct xnic_qp *qp)
+{
+	(void)qp;
+	return 0;
+}
+
+int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms)
+{
+	uint64_t end = xnic_coll_now_ns() + (uint64_t)timeout_ms * 1000000;
+
+	for (;;) {
+		if (xnic__cq_ready(cq))
+			return 0;
+		if (xnic_coll_now_ns() >= end)
+			return -ETIMEDOUT;
+		usleep(20);
+	}
+}
+
+void xnic_close(struct xnic_ctx *ctx)
+{
+	struct xnic_cq *cq = NULL;
+	int k;
+
+	pthread_mutex_lock(&sim_lock);
+	for (k = 0; k < SIM_MAX_QPS; k++) {
+		struct sim_qp *s = sim_qps[k];
+
+		if (!s || s->qp.ctx != ctx)
+			continue;
+		cq = s->qp.send_cq;
+		free(s->qp.sq_map);
+		free(s->qp.rq_map);
+		free(s);
+		sim_qps[k] = NULL;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	if (cq) {
+		free(cq->map);
+		free(cq);
+	}
+	for (k = 0; k < ctx->nmrs; k++)
+		free(ctx->mrs[k]);
+	free(ctx);
+}
+
+/* ============================ the engine ============================ */
+
+static uint64_t sim_rand(void)
+{
+	uint64_t x = sim_seed;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	sim_seed = x;
+	return x;
+}
+
+static void sim_cqe(struct xnic_cq *cq, const struct xnic_cqe *e)
+{
+	uint32_t prod = cq->hdr->producer;
+	uint32_t cons = __atomic_load_n(&cq->hdr->consumer, __ATOMIC_ACQUIRE);
+
+	if (prod - cons >= cq->entries) {
+		atomic_fetch_add(&sim_errors, 1);	/* overflow */
+		__atomic_store_n(&cq->hdr->flags, XNIC_RING_F_ERROR,
+				 __ATOMIC_RELEASE);
+		return;
+	}
+	cq->cqes[prod & cq->mask] = *e;
+	__atomic_store_n(&cq->hdr->producer, prod + 1, __ATOMIC_RELEASE);
+}
+
+static struct sim_qp *sim_find(uint32_t node, uint32_t qpn)
+{
+	int k;
+
+	for (k = 0; k < SIM_MAX_QPS; k++)
+		if (sim_qps[k] && sim_qps[k]->qp.qpn == qpn &&
+		    sim_qps[k]->qp.ctx->attr.node_id == node)
+			return sim_qps[k];
+	return NULL;
+}
+
+static bool sim_mr_ok(struct xnic_ctx *ctx, uint32_t rkey, uint64_t addr,
+		      uint32_t len)
+{
+	int k;
+
+	if (!len)
+		return true;
+	for (k = 0; k < ctx->nmrs; k++) {
+		struct xnic_mr *mr = ctx->mrs[k];
+		uint64_t a = (uintptr_t)mr->addr;
+
+		if (mr->rkey == rkey && addr >= a &&
+		    addr + len <= a + mr->length)
+			return true;
+	}
+	return false;
+}
+
+/* Execute one SQ entry of @s; false when it must wait (RNR). */
+static bool sim_exec(struct sim_qp *s, const struct xnic_sq_wqe *w)
+{
+	struct sim_qp *t = sim_find(s->remote_node, s->remote_qpn);
+	struct xnic_cqe e = { .wr_id = w->wr_id, .qp_num = s->qp.qpn };
+	struct xnic_rq_wqe rw;
+	uint32_t prod, len = 0, k;
+	char *dst;
+
+	if (!t || t->error) {
+		/* The target is gone: its frames are lost, ours stalls. */
+		s->error = true;
+		return true;
+	}
+	if (w->opcode != XNIC_WR_RDMA_WRITE_WITH_IMM || !t->rts) {
+		e.status = XNIC_WC_REM_OP_ERR;
+		goto fail;
+	}
+	prod = __atomic_load_n(&t->qp.rq.hdr->producer, __ATOMIC_ACQUIRE);
+	if (prod == t->rq_kidx)
+		return false;			/* no receive WQE: RNR */
+	rw = ((struct xnic_rq_wqe *)t->qp.rq.wqes)[t->rq_kidx & t->qp.rq.mask];
+	if (w->flags & XNIC_WQE_F_INLINE)
+		len = w->inline_len;
+	else
+		for (k = 0; k < w->num_sge; k++)
+			len += w->sge[k].length;
+	if (!sim_mr_ok(t->qp.ctx, w->rkey, w->remote_addr, len)) {
+		e.status = XNIC_WC_REM_ACCESS_ERR;
+		goto fail;
+	}
+	dst = (char *)(uintptr_t)w->remote_addr;
+	if (w->flags & XNIC_WQE_F_INLINE) {
+		memcpy(dst, w->inline_data, len);
+	} else {
+		for (k = 0; k < w->num_sge; k++) {
+			if (w->sge[k].lkey != s->qp.ctx->mrs[0]->lkey ||
+			    !sim_mr_ok(s->qp.ctx, s->qp.ctx->mrs[0]->rkey,
+				       w->sge[k].addr, w->sge[k].length)) {
+				e.status = XNIC_WC_LOC_PROT_ERR;
+				goto fail;
+			}
+			memcpy(dst, (void *)(uintptr_t)w->sge[k].addr,
+			       w->sge[k].length);
+			dst += w->sge[k].length;
+		}
+	}
+	t->rq_kidx++;
+	sim_cqe(t->qp.recv_cq, &(struct xnic_cqe) {
+		.wr_id = rw.wr_id, .opcode = XNIC_WC_RECV_RDMA_WITH_IMM,
+		.flags = XNIC_CQE_F_IMM, .byte_len = len,
+		.imm_data = w->imm_data, .qp_num = t->qp.qpn,
+		.src_qp = s->qp.qpn,
+		.src_node = (uint16_t)s->qp.ctx->attr.node_id,
+	});
+	if (w->flags & XNIC_WQE_F_SIGNALED) {
+		e.opcode = XNIC_WC_RDMA_WRITE;
+		e.byte_len = len;
+		sim_cqe(s->qp.send_cq, &e);
+	}
+	return true;
+fail:
+	atomic_fetch_add(&sim_errors, 1);
+	s->error = true;
+	e.opcode = XNIC_WC_RDMA_WRITE;
+	sim_cqe(s->qp.send_cq, &e);
+	return true;
+}
+
+static void *sim_engine(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sim_stop)) {
+		bool busy = false;
+		int k, start;
+
+		pthread_mutex_lock(&sim_lock);
+		start = (int)(sim_rand() % SIM_MAX_QPS);
+		for (k = 0; k < SIM_MAX_QPS; k++) {
+			struct sim_qp *s = sim_qps[(start + k) % SIM_MAX_QPS];
+			int budget = 1 + (int)(sim_rand() % 4);
+			uint32_t prod;
+
+			if (!s)
+				continue;
+			/* RQ slots come free a little after their CQEs. */
+			if (s->rq_shown != s->rq_kidx) {
+				s->rq_shown = s->rq_kidx;
+				__atomic_store_n(&s->qp.rq.hdr->consumer,
+						 s->rq_shown, __ATOMIC_RELEASE);
+			}
+			if (!s->rts || s->error)
+				continue;
+			prod = __atomic_load_n(&s->qp.sq.hdr->producer,
+					       __ATOMIC_ACQUIRE);
+			while (s->sq_kidx != prod && budget--) {
+				struct xnic_sq_wqe w = ((struct xnic_sq_wqe *)
+					s->qp.sq.wqes)[s->sq_kidx & s->qp.sq.mask];
+
+				if (!sim_exec(s, &w))
+					break;
+				s->sq_kidx++;
+				__atomic_store_n(&s->qp.sq.hdr->consumer,
+						 s->sq_kidx, __ATOMIC_RELEASE);
+				busy = true;
+			}
+		}
+		pthread_mutex_unlock(&sim_lock);
+		if (!busy)
+			usleep(10);
+		else if (!(sim_rand() % 8))
+			sched_yield();
+	}
+	return NULL;
+}
+
+/* ======================== in-memory bootstrap ======================= */
+
+#define MEM_BS_CALLS	8
+
+struct mem_bs_shared {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int nranks;
+	char *buf[MEM_BS_CALLS];
+	int arrived[MEM_BS_CALLS];
+};
+
+struct mem_bs {
+	struct xnic_bootstrap bs;
+	struct mem_bs_shared *sh;
+	int rank;
+	int calls;
+};
+
+static int mem_allgather(struct xnic_bootstrap *bs, const void *mine,
+			 void *all, size_t len, int timeout_ms)
+{
+	struct mem_bs *m = (struct mem_bs *)bs;
+	struct mem_bs_shared *sh = m->sh;
+	int k = m->calls++, err = 0;
+	struct timespec ts;
+
+	if (k >= MEM_BS_CALLS)
+		return -ENOSPC;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&sh->lock);
+	if (!sh->buf[k])
+		sh->buf[k] = calloc((size_t)sh->nranks, len);
+	memcpy(sh->buf[k] + (size_t)m->rank * len, mine, len);
+	sh->arrived[k]++;
+	pthread_cond_broadcast(&sh->cond);
+	while (sh->arrived[k] < sh->nranks && !err)
+		err = pthread_cond_timedwait(&sh->cond, &sh->lock, &ts);
+	if (sh->arrived[k] >= sh->nranks) {
+		memcpy(all, sh->buf[k], (size_t)sh->nranks * len);
+		err = 0;
+	} else {
+		err = -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	return err;
+}
+
+static const struct xnic_bootstrap_ops mem_bs_ops = {
+	.allgather = mem_allgather,
+};
+
+/* ============================== ranks =============================== */
+
+enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV };
+
+struct scenario {
+	int kind;
+	int nranks;
+	size_t count;
+	int dtype;
+	bool inplace;
+	size_t chunk;
+	unsigned int slots;
+	int timeout_ms;
+	bool tcp;
+	uint16_t port;
+	size_t max_inflight;
+};
+
+struct rank_arg {
+	const struct scenario *sc;
+	struct mem_bs_shared *sh;
+	int rank;
+	int ret;		/* first error */
+	int init_ret;
+	char msg[XNIC_COLL_ERRLEN];
+	uint64_t bad;		/* wrong elements */
+};
+
+static uint32_t bits_of_f(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Small integers: every sum is exact in both types. */
+static int value(int rank, size_t i, unsigned int salt)
+{
+	return (int)(mix64((uint64_t)rank << 40 ^ i ^ (uint64_t)salt << 56) %
+		     17) - 8;
+}
+
+static void fill(void *buf, int dtype, size_t count, int rank,
+		 unsigned int salt)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		float f = (float)value(rank, i, salt);
+
+		if (dtype == XNIC_COLL_FLOAT32)
+			((float *)buf)[i] = f;
+		else
+			((uint16_t *)buf)[i] = (uint16_t)(bits_of_f(f) >> 16);
+	}
+}
+
+static uint64_t check(const void *buf, int dtype, size_t count, int nranks,
+		      unsigned int salt)
+{
+	uint64_t bad = 0;
+	size_t i;
+	int r;
+
+	for (i = 0; i < count; i++) {
+		int want = 0;
+		float got;
+
+		for (r = 0; r < nranks; r++)
+			want += value(r, i, salt);
+		got = dtype == XNIC_COLL_FLOAT32 ? ((const float *)buf)[i] :
+			xnic_bf16_to_f32(((const uint16_t *)buf)[i]);
+		if (got != (float)want)
+			bad++;
+	}
+	return bad;
+}
+
+static int note(struct rank_arg *a, int err, struct xnic_comm *c)
+{
+	if (err && !a->ret) {
+		a->ret = err;
+		snprintf(a->msg, sizeof(a->msg), "%s", xnic_comm_strerror(c));
+	}
+	return err;
+}
+
+/* One all-reduce of @count elements, checked. */
+static int one_allreduce(struct rank_arg *a, struct xnic_comm *c,
+			 size_t count, int dtype, bool inplace,
+			 unsigned int salt)
+{
+	size_t es = xnic_coll_dtype_size(dtype);
+	void *s = malloc(count * es + 1), *d = inplace ? s : malloc(count * es + 1);
+	int err;
+
+	if (!s || !d)
+		return note(a, -ENOMEM, NULL);
+	fill(s, dtype, count, a->rank, salt);
+	if (!inplace)
+		memset(d, 0x7f, count * es);
+	err = xnic_allreduce(c, s, d, count, dtype, XNIC_COLL_SUM);
+	if (!err)
+		a->bad += check(d, dtype, count, a->sc->nranks, salt);
+	if (!inplace)
+		free(d);
+	free(s);
+	return note(a, err, c);
+}
+
+static int one_bcast(struct rank_arg *a, struct xnic_comm *c, size_t bytes,
+		     int root)
+{
+	unsigned char *b = malloc(bytes + 1);
+	size_t i;
+	int err;
+
+	if (!b)
+		return note(a, -ENOMEM, NULL);
+	for (i = 0; i < bytes; i++)
+		b[i] = a->rank == root ? (unsigned char)mix64(i + (size_t)root) :
+					 0xee;
+	err = xnic_broadcast(c, b, bytes, root);
+	for (i = 0; !err && i < bytes; i++)
+		if (b[i] != (unsigned char)mix64(i + (size_t)root))
+			a->bad++;
+	free(b);
+	return note(a, err, c);
+}
+
+static void *rank_main(void *arg)
+{
+	struct rank_arg *a = arg;
+	const struct scenario *sc = a->sc;
+	struct mem_bs mb = {
+		.bs.ops = &mem_bs_ops, .sh = a->sh, .rank = a->rank,
+	};
+	struct xnic_bootstrap *bs = &mb.bs;
+	struct xnic_comm_cfg cfg = {
+		.rank = a->rank,
+		.nranks = sc->nranks,
+		.chunk_bytes = sc->chunk,
+		.slots = sc->slots,
+		.timeout_ms = sc->timeout_ms ? sc->timeout_ms : 20000,
+		.max_inflight = sc->max_inflight,
+	};
+	struct xnic_comm *c = NULL;
+	char dev[32];
+	int err, k;
+
+	snprintf(dev, sizeof(dev), "sim%d", a->rank);
+	if (sc->kind == SC_BADDEV && a->rank == 1)
+		snprintf(dev, sizeof(dev), "missing");
+	cfg.device = dev;
+	if (sc->tcp) {
+		err = xnic_bootstrap_tcp(a->rank, sc->nranks, NULL, sc->port,
+					 5000, &bs);
+		if (err) {
+			snprintf(a->msg, sizeof(a->msg), "%s",
+				 xnic_comm_strerror(NULL));
+			a->init_ret = err;
+			return NULL;
+		}
+	}
+	cfg.bootstrap = bs;
+	a->init_ret = xnic_comm_init(&c, &cfg);
+	if (sc->tcp)
+		xnic_bootstrap_close(bs);
+	if (a->init_ret) {
+		snprintf(a->msg, sizeof(a->msg), "%s", xnic_comm_strerror(NULL));
+		return NULL;
+	}
+	switch (sc->kind) {
+	case SC_DATA:
+		one_allreduce(a, c, sc->count, sc->dtype, sc->inplace, 1);
+		if (!a->ret)
+			note(a, xnic_barrier(c), c);
+		break;
+	case SC_MIXED:
+		/* no barriers between: fast ranks run ahead */
+		for (k = 0; k < 3 && !a->ret; k++) {
+			one_allreduce(a, c, sc->count + (size_t)k * 7, k & 1,
+				      k == 1, (unsigned int)k);
+			if (!a->ret)
+				one_bcast(a, c, 1000 + (size_t)k,
+					  k % sc->nranks);
+			if (!a->ret)
+				one_allreduce(a, c, 1 + (size_t)k,
+					      XNIC_COLL_FLOAT32, false, 9);
+			if (!a->ret && k == 1)
+				note(a, xnic_barrier(c), c);
+			if (!a->ret)
+				one_bcast(a, c, 3, sc->nranks - 1);
+		}
+		if (!a->ret)
+			note(a, xnic_barrier(c), c);
+		break;
+	case SC_ABSENT:
+		if (a->rank == 0) {
+			one_allreduce(a, c, sc->count, sc->dtype, false, 1);
+			/* the failure sticks */
+			err = xnic_barrier(c);
+			if (err != a->ret)
+				a->bad++;
+		} else {
+			usleep((useconds_t)sc->timeout_ms * 1500);
+		}
+		break;
+	case SC_MISMATCH:
+		one_allreduce(a, c, sc->count + (size_t)a->rank, sc->dtype,
+			      false, 1);
+		break;
+	}
+	xnic_comm_destroy(c);
+	return NULL;
+}
+
+/* Run a scenario: the engine and one thread per rank. */
+static void run(struct __test_metadata *_metadata, const struct scenario *sc,
+		struct rank_arg *args)
+{
+	struct mem_bs_shared sh = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.nranks = sc->nranks,
+	};
+	pthread_t eng, th[XNIC_COLL_MAX_RANKS];
+	int r, k;
+
+	atomic_store(&sim_stop, false);
+	atomic_store(&sim_errors, 0);
+	ASSERT_EQ(0, pthread_create(&eng, NULL, sim_engine, NULL));
+	for (r = 0; r < sc->nranks; r++) {
+		memset(&args[r], 0, sizeof(args[r]));
+		args[r].sc = sc;
+		args[r].sh = &sh;
+		args[r].rank = r;
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, rank_main, &args[r]));
+	}
+	for (r = 0; r < sc->nranks; r++)
+		pthread_join(th[r], NULL);
+	atomic_store(&sim_stop, true);
+	pthread_join(eng, NULL);
+	for (k = 0; k < MEM_BS_CALLS; k++)
+		free(sh.buf[k]);
+	for (k = 0; k < SIM_MAX_QPS; k++)
+		ASSERT_EQ(NULL, sim_qps[k]);	/* everything closed */
+}
+
+static void run_data_cap(struct __test_metadata *_metadata, int kind, int n,
+			 size_t count, int dtype, bool inplace, size_t chunk,
+			 unsigned int slots, size_t max_inflight)
+{
+	struct scenario sc = {
+		.kind = kind, .nranks = n, .count = count, .dtype = dtype,
+		.inplace = inplace, .chunk = chunk, .slots = slots,
+		.max_inflight = max_inflight,
+	};
+	struct rank_arg args[16];
+	int r;
+
+	run(_metadata, &sc, args);
+	for (r = 0; r < n; r++) {
+		if (args[r].init_ret || args[r].ret || args[r].bad)
+			TH_LOG("N %d count %zu dtype %d inplace %d chunk %zu slots %u: rank %d: init %d ret %d bad %" PRIu64 ": %s",
+			       n, count, dtype, inplace, chunk, slots, r,
+			       args[r].init_ret, args[r].ret, args[r].bad,
+			       args[r].msg);
+		ASSERT_EQ(0, args[r].init_ret);
+		ASSERT_EQ(0, args[r].ret);
+		ASSERT_EQ(0, args[r].bad);
+	}
+	ASSERT_EQ(0, atomic_load(&sim_errors));
+}
+
+static void run_data(struct __test_metadata *_metadata, int kind, int n,
+		     size_t count, int dtype, bool inplace, size_t chunk,
+		     unsigned int slots)
+{
+	run_data_cap(_metadata, kind, n, count, dtype, inplace, chunk, slots,
+		     0);
+}
+
+TEST(allreduce_odd_counts)
+{
+	static const size_t counts[] = { 1, 2, 3, 5, 8, 9, 1000, 4099 };
+	int n, dt;
+	unsigned int i;
+
+	for (n = 1; n <= 5; n++)
+		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+			for (dt = 0; dt < 2; dt++)
+				run_data(_metadata, SC_DATA, n, counts[i], dt,
+					 i & 1, 64, 2);
+}
+
+TEST(allreduce_tiny_chunks_one_slot)
+{
+	/* 4-byte chunks, one slot: a credit round trip per element */
+	run_data(_metadata, SC_DATA, 3, 301, XNIC_COLL_FLOAT32, false, 4, 1);
+	run_data(_metadata, SC_DATA, 4, 257, XNIC_COLL_BFLOAT16, true, 4, 1);
+	/* 2 bf16 per chunk, 3 slots */
+	run_data(_metadata, SC_DATA, 2, 999, XNIC_COLL_BFLOAT16, false, 4, 3);
+}
+
+TEST(allreduce_large_default_chunk)
+{
+	run_data(_metadata, SC_DATA, 4, 1000003, XNIC_COLL_FLOAT32, false, 0,
+		 0);
+	/* no budget: every slot of every channel in flight */
+	run_data_cap(_metadata, SC_DATA, 4, 1000003, XNIC_COLL_FLOAT32, true,
+		     16384, 4, SIZE_MAX);
+	run_data(_metadata, SC_DATA, 3, 1000003, XNIC_COLL_BFLOAT16, true,
+		 64 * 1024, 4);
+}
+
+TEST(allreduce_eight_nodes)
+{
+	run_data(_metadata, SC_DATA, 8, 7, XNIC_COLL_FLOAT32, false, 64, 2);
+	run_data(_metadata, SC_DATA, 8, 100003, XNIC_COLL_BFLOAT16, false,
+		 4096, 2);
+}
+
+TEST(inflight_budget)
+{
+	/* smaller than one chunk: one write at a time */
+	run_data_cap(_metadata, SC_DATA, 4, 10007, XNIC_COLL_FLOAT32, false,
+		     1024, 2, 100);
+	run_data_cap(_metadata, SC_MIXED, 3, 3000, 0, false, 256, 2, 600);
+	run_data_cap(_metadata, SC_DATA, 5, 100003, XNIC_COLL_BFLOAT16, true,
+		     4096, 3, 3 * 4096);
+}
+
+TEST(mixed_collectives_without_barriers)
+{
+	int n;
+
+	for (n = 2; n <= 5; n++)
+		run_data(_metadata, SC_MIXED, n, 5000, 0, false, 256, 2);
+	run_data(_metadata, SC_MIXED, 3, 77, 0, false, 4, 1);
+}
+
+TEST(setup_failure_reaches_every_rank)
+{
+	struct scenario sc = { .kind = SC_BADDEV, .nranks = 3 };
+	struct rank_arg args[3];
+
+	run(_metadata, &sc, args);
+	EXPECT_EQ(-ENODEV, args[1].init_ret);
+	EXPECT_NE(NULL, strstr(args[1].msg, "opening device missing"));
+	EXPECT_EQ(-ECONNABORTED, args[0].init_ret);
+	EXPECT_EQ(-ECONNABORTED, args[2].init_ret);
+	EXPECT_NE(NULL, strstr(args[0].msg, "rank 1 failed"));
+}
+
+TEST(absent_rank_times_out)
+{
+	struct scenario sc = {
+		.kind = SC_ABSENT, .nranks = 2, .count = 10,
+		.timeout_ms = 300,
+	};
+	struct rank_arg args[2];
+
+	run(_metadata, &sc, args);
+	EXPECT_EQ(0, args[0].init_ret);
+	EXPECT_EQ(-ETIMEDOUT, args[0].ret);
+	EXPECT_NE(NULL, strstr(args[0].msg, "no progress for 300 ms"));
+	EXPECT_NE(NULL, strstr(args[0].msg, "waiting for rank 1"));
+	EXPECT_EQ(0, args[0].bad);
+}
+
+TEST(mismatched_counts_fail)
+{
+	struct scenario sc = {
+		.kind = SC_MISMATCH, .nranks = 2, .count = 100,
+		.timeout_ms = 500,
+	};
+	struct rank_arg args[2];
+	int r, proto = 0;
+
+	run(_metadata, &sc, args);
+	for (r = 0; r < 2; r++) {
+		EXPECT_NE(0, args[r].ret);
+		if (args[r].ret == -EPROTO) {
+			proto++;
+			EXPECT_NE(NULL, strstr(args[r].msg, "same arguments"));
+		}
+	}
+	EXPECT_GT(proto, 0);
+}
+
+TEST(tcp_bootstrap)
+{
+	struct scenario sc = {
+		.kind = SC_DATA, .nranks = 4, .count = 12345,
+		.dtype = XNIC_COLL_FLOAT32, .chunk = 1024, .tcp = true,
+		.port = (uint16_t)(30000 + getpid() % 20000),
+	};
+	struct rank_arg args[4];
+	int r;
+
+	run(_metadata, &sc, args);
+	for (r = 0; r < 4; r++) {
+		if (args[r].init_ret || args[r].ret)
+			TH_LOG("rank %d: %s", r, args[r].msg);
+		EXPECT_EQ(0, args[r].init_ret);
+		EXPECT_EQ(0, args[r].ret);
+		EXPECT_EQ(0, args[r].bad);
+	}
+}
+
+TEST(bad_arguments)
+{
+	struct xnic_comm_cfg cfg = { .rank = 2, .nranks = 2 };
+	struct xnic_comm *c = (void *)1;
+	float x[4] = { 1, 2, 3, 4 }, y[4];
+
+	EXPECT_EQ(-EINVAL, xnic_comm_init(&c, &cfg));
+	EXPECT_EQ(NULL, c);
+	EXPECT_NE(NULL, strstr(xnic_comm_strerror(NULL), "rank 2"));
+	cfg.rank = 0;
+	EXPECT_EQ(-EINVAL, xnic_comm_init(&c, &cfg));	/* no bootstrap */
+	/* one rank needs neither device nor bootstrap */
+	cfg.nranks = 1;
+	ASSERT_EQ(0, xnic_comm_init(&c, &cfg));
+	EXPECT_EQ(-EINVAL, xnic_allreduce(c, x, y, 4, 7, XNIC_COLL_SUM));
+	EXPECT_EQ(-EINVAL, xnic_allreduce(c, x, y, 4, XNIC_COLL_FLOAT32, 3));
+	EXPECT_EQ(-EINVAL, xnic_allreduce(c, x, x + 1, 3, XNIC_COLL_FLOAT32,
+					  XNIC_COLL_SUM));
+	EXPECT_EQ(-EINVAL, xnic_allreduce(c, (char *)x + 1, y, 2,
+					  XNIC_COLL_FLOAT32, XNIC_COLL_SUM));
+	EXPECT_EQ(-EINVAL, xnic_broadcast(c, x, 4, 1));
+	EXPECT_EQ(0, xnic_allreduce(c, x, y, 4, XNIC_COLL_FLOAT32,
+				    XNIC_COLL_SUM));
+	EXPECT_EQ(0, memcmp(x, y, sizeof(x)));
+	EXPECT_EQ(0, xnic_barrier(c));
+	EXPECT_EQ(0, xnic_broadcast(c, x, 4, 0));
+	xnic_comm_destroy(c);
+	EXPECT_EQ(-EINVAL, xnic_barrier(NULL));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * xnic generic netlink family "xnic": device, member link, peer, parameter
+ * and statistics requests, and the "events" multicast group. xnictl(8)
+ * (tools/xnictl.c, Documentation/xnictl.rst) is its reference client.
+ *
+ * Conventions:
+ *  - Every request names its device with XNIC_A_DEV_NAME or XNIC_A_DEV_INDEX
+ *    (the RDMA core's device index, as `rdma dev` shows it); a dump request
+ *    without either covers every xnic device.
+ *  - Attributes are validated strictly: an attribute a command does not
+ *    take, a value of the wrong size or outside its range, and a nest
+ *    without NLA_F_NESTED are rejected with EINVAL (ERANGE for a value out
+ *    of range) and an extended ACK that points at the attribute.
+ *  - Requests that change anything (LINK_ADD, LINK_DEL, PARAM_SET) need
+ *    CAP_NET_ADMIN (EPERM otherwise). Reading and listening need nothing.
+ *  - Replies carry XNIC_A_DEV_INDEX and XNIC_A_DEV_NAME first, then the
+ *    command's attributes. New attributes are only ever appended; clients
+ *    ignore attributes they do not know.
+ */
+#ifndef XNIC_NETLINK_USER_H
+#define XNIC_NETLINK_USER_H
+
+#include <linux/types.h>
+
+#define XNIC_GENL_NAME		"xnic"
+#define XNIC_GENL_VERSION	1
+/* Multicast group of XNIC_CMD_LINK_NTF and XNIC_CMD_PEER_NTF. */
+#define XNIC_GENL_MCGRP_EVENTS	"events"
+
+/* Port states, as the IBTA numbers them (enum ib_port_state). */
+#define XNIC_PORT_STATE_DOWN	1
+#define XNIC_PORT_STATE_ACTIVE	4
+
+/* Traffic classes with a weight (XNIC_PARAM_A_CLASS<n>_WEIGHT). */
+#define XNIC_NR_CLASSES		2
+
+/**
+ * enum xnic_cmd - commands of the family
+ * @XNIC_CMD_UNSPEC: unused (0)
+ * @XNIC_CMD_DEV_GET: one device (doit, by name or index) or all (dump).
+ *	Reply: DEV_INDEX, DEV_NAME, NODE_ID, NODE_GUID, PORT_STATE, NR_LINKS,
+ *	PAYLOAD_MTU, DRV_NAME, DRV_VERSION, FW_VERSION, NR_PEERS.
+ * @XNIC_CMD_LINK_GET: dump the member links of one device (or of all):
+ *	one message per link with DEV_INDEX, DEV_NAME and an XNIC_A_LINK nest.
+ * @XNIC_CMD_LINK_ADD: make a netdev a member link of a device. Request:
+ *	device, XNIC_A_LINK { IFNAME or IFINDEX }. Errors as `rdma link add`
+ *	(EINVAL loopback/not Ethernet/MTU too small, EEXIST already a member
+ *	link, ENODEV no such netdev), ENOSPC at XNIC_MAX_LINKS links.
+ * @XNIC_CMD_LINK_DEL: remove a member link. Request as LINK_ADD. ENOENT
+ *	when the netdev is not a member link of the device; EBUSY for the last
+ *	link (use `rdma link delete` to remove the device).
+ * @XNIC_CMD_PEER_GET: dump the peer table of one device (or of all): one
+ *	message per (peer, member link) path with an XNIC_A_PEER nest.
+ * @XNIC_CMD_PARAM_GET: the device's parameters: an XNIC_A_PARAMS nest with
+ *	every parameter.
+ * @XNIC_CMD_PARAM_SET: change parameters: an XNIC_A_PARAMS nest with the
+ *	ones to change. All or nothing: nothing changes when one is refused.
+ *	EBUSY for XNIC_PARAM_A_NODE_ID while the device has QPs.
+ * @XNIC_CMD_STATS_GET: every counter of the device: an XNIC_A_STATS nest of
+ *	XNIC_A_STATS_ENTRY nests (name, value).
+ * @XNIC_CMD_LINK_NTF: event (multicast "events"): DEV_INDEX, DEV_NAME,
+ *	XNIC_A_EVENT (LINK_*), XNIC_A_LINK nest.
+ * @XNIC_CMD_PEER_NTF: event (multicast "events"): DEV_INDEX, DEV_NAME,
+ *	XNIC_A_EVENT (PEER_*), XNIC_A_PEER nest.
+ * @__XNIC_CMD_MAX: one past the last
+ * @XNIC_CMD_MAX: the last
+ */
+enum xnic_cmd {
+	XNIC_CMD_UNSPEC,
+	XNIC_CMD_DEV_GET,
+	XNIC_CMD_LINK_GET,
+	XNIC_CMD_LINK_ADD,
+	XNIC_CMD_LINK_DEL,
+	XNIC_CMD_PEER_GET,
+	XNIC_CMD_PARAM_GET,
+	XNIC_CMD_PARAM_SET,
+	XNIC_CMD_STATS_GET,
+	XNIC_CMD_LINK_NTF,
+	XNIC_CMD_PEER_NTF,
+
+	__XNIC_CMD_MAX,
+	XNIC_CMD_MAX = __XNIC_CMD_MAX - 1
+};
+
+/**
+ * enum xnic_attr - top-level attributes
+ * @XNIC_A_UNSPEC: unused (0)
+ * @XNIC_A_PAD: padding of 64-bit attributes
+ * @XNIC_A_DEV_INDEX: u32, the RDMA core's device index
+ * @XNIC_A_DEV_NAME: string, the RDMA device name ("xnic0")
+ * @XNIC_A_NODE_ID: u32, the device's node id on the fabric (0..65535)
+ * @XNIC_A_NODE_GUID: u64, node GUID in host byte order
+ * @XNIC_A_PORT_STATE: u8, XNIC_PORT_STATE_*
+ * @XNIC_A_NR_LINKS: u32, number of member links
+ * @XNIC_A_PAYLOAD_MTU: u32, payload bytes per frame on every member link
+ * @XNIC_A_DRV_NAME: string, "xnic"
+ * @XNIC_A_DRV_VERSION: string, the module's version
+ * @XNIC_A_FW_VERSION: string, the engine's ("firmware") version
+ * @XNIC_A_NR_PEERS: u32, number of peers in the peer table
+ * @XNIC_A_LINK: nest, enum xnic_link_attr
+ * @XNIC_A_PEER: nest, enum xnic_peer_attr
+ * @XNIC_A_PARAMS: nest, enum xnic_param_attr
+ * @XNIC_A_STATS: nest of XNIC_A_STATS_ENTRY
+ * @XNIC_A_STATS_ENTRY: nest, enum xnic_stat_attr
+ * @XNIC_A_EVENT: u8, enum xnic_event (notifications only)
+ * @__XNIC_A_MAX: one past the last
+ * @XNIC_A_MAX: the last
+ */
+enum xnic_attr {
+	XNIC_A_UNSPEC,
+	XNIC_A_PAD,
+	XNIC_A_DEV_INDEX,
+	XNIC_A_DEV_NAME,
+	XNIC_A_NODE_ID,
+	XNIC_A_NODE_GUID,
+	XNIC_A_PORT_STATE,
+	XNIC_A_NR_LINKS,
+	XNIC_A_PAYLOAD_MTU,
+	XNIC_A_DRV_NAME,
+	XNIC_A_DRV_VERSION,
+	XNIC_A_FW_VERSION,
+	XNIC_A_NR_PEERS,
+	XNIC_A_LINK,
+	XNIC_A_PEER,
+	XNIC_A_PARAMS,
+	XNIC_A_STATS,
+	XNIC_A_STATS_ENTRY,
+	XNIC_A_EVENT,
+
+	__XNIC_A_MAX,
+	XNIC_A_MAX = __XNIC_A_MAX - 1
+};
+
+/**
+ * enum xnic_link_attr - attributes of an XNIC_A_LINK nest
+ * @XNIC_LINK_A_UNSPEC: unused (0)
+ * @XNIC_LINK_A_IFNAME: string, the member netdev's name
+ * @XNIC_LINK_A_IFINDEX: u32, its ifindex
+ * @XNIC_LINK_A_UP: u8, 1 when the link can carry traffic (administratively
+ *	up, running, carrier)
+ * @XNIC_LINK_A_CARRIER: u8, 1 when the netdev has carrier
+ * @XNIC_LINK_A_MTU: u32, the netdev's MTU, bytes
+ * @XNIC_LINK_A_PEERS: nest of XNIC_LINK_A_PEER_NODE: the peers heard on
+ *	this link
+ * @XNIC_LINK_A_PEER_NODE: u32, a peer's node id (inside XNIC_LINK_A_PEERS)
+ * @__XNIC_LINK_A_MAX: one past the last
+ * @XNIC_LINK_A_MAX: the last
+ *
+ * LINK_ADD and LINK_DEL take only IFNAME or IFINDEX.
+ */
+enum xnic_link_attr {
+	XNIC_LINK_A_UNSPEC,
+	XNIC_LINK_A_IFNAME,
+	XNIC_LINK_A_IFINDEX,
+	XNIC_LINK_A_UP,
+	XNIC_LINK_A_CARRIER,
+	XNIC_LINK_A_MTU,
+	XNIC_LINK_A_PEERS,
+	XNIC_LINK_A_PEER_NODE,
+
+	__XNIC_LINK_A_MAX,
+	XNIC_LINK_A_MAX = __XNIC_LINK_A_MAX - 1
+};
+
+/**
+ * enum xnic_peer_attr - attributes of an XNIC_A_PEER nest
+ * @XNIC_PEER_A_UNSPEC: unused (0)
+ * @XNIC_PEER_A_PAD: padding of 64-bit attributes
+ * @XNIC_PEER_A_NODE_ID: u32, the peer's node id
+ * @XNIC_PEER_A_NODE_GUID: u64, its node GUID in host byte order
+ * @XNIC_PEER_A_MAC: binary, 6 bytes: its MAC address on the link
+ * @XNIC_PEER_A_IFNAME: string, the member link it was heard on (absent in
+ *	PEER_LEAVE events)
+ * @XNIC_PEER_A_IFINDEX: u32, that link's ifindex
+ * @XNIC_PEER_A_LAST_SEEN_MS: u32, ms since the last frame accepted from
+ *	the peer over this link
+ * @__XNIC_PEER_A_MAX: one past the last
+ * @XNIC_PEER_A_MAX: the last
+ */
+enum xnic_peer_attr {
+	XNIC_PEER_A_UNSPEC,
+	XNIC_PEER_A_PAD,
+	XNIC_PEER_A_NODE_ID,
+	XNIC_PEER_A_NODE_GUID,
+	XNIC_PEER_A_MAC,
+	XNIC_PEER_A_IFNAME,
+	XNIC_PEER_A_IFINDEX,
+	XNIC_PEER_A_LAST_SEEN_MS,
+
+	__XNIC_PEER_A_MAX,
+	XNIC_PEER_A_MAX = __XNIC_PEER_A_MAX - 1
+};
+
+/**
+ * enum xnic_param_attr - attributes of an XNIC_A_PARAMS nest (all u32)
+ * @XNIC_PARAM_A_UNSPEC: unused (0)
+ * @XNIC_PARAM_A_NODE_ID: node id, 0..65535; only while the device has no
+ *	QP. Contexts opened before keep reporting the old one.
+ * @XNIC_PARAM_A_IDLE_US: microseconds the engine busy-polls without work
+ *	before it sleeps, 0..1000000
+ * @XNIC_PARAM_A_HB_INTERVAL_MS: heartbeat interval on every member link,
+ *	ms, 1..10000 (link bonding)
+ * @XNIC_PARAM_A_HB_MISS: heartbeats missed before a link is declared down,
+ *	1..255 (link bonding)
+ * @XNIC_PARAM_A_CREDIT_WINDOW: credits (frames) a receiver grants a flow,
+ *	1..65535 (credit-based flow control)
+ * @XNIC_PARAM_A_CLASS0_WEIGHT: scheduling weight of traffic class 0
+ *	(latency-critical), 1..255 (credit-based flow control)
+ * @XNIC_PARAM_A_CLASS1_WEIGHT: scheduling weight of traffic class 1
+ *	(bulk), 1..255
+ * @__XNIC_PARAM_A_MAX: one past the last
+ * @XNIC_PARAM_A_MAX: the last
+ */
+enum xnic_param_attr {
+	XNIC_PARAM_A_UNSPEC,
+	XNIC_PARAM_A_NODE_ID,
+	XNIC_PARAM_A_IDLE_US,
+	XNIC_PARAM_A_HB_INTERVAL_MS,
+	XNIC_PARAM_A_HB_MISS,
+	XNIC_PARAM_A_CREDIT_WINDOW,
+	XNIC_PARAM_A_CLASS0_WEIGHT,
+	XNIC_PARAM_A_CLASS1_WEIGHT,
+
+	__XNIC_PARAM_A_MAX,
+	XNIC_PARAM_A_MAX = __XNIC_PARAM_A_MAX - 1
+};
+
+/**
+ * enum xnic_stat_attr - attributes of an XNIC_A_STATS_ENTRY nest
+ * @XNIC_STAT_A_UNSPEC: unused (0)
+ * @XNIC_STAT_A_PAD: padding of 64-bit attributes
+ * @XNIC_STAT_A_NAME: string, the counter's name (as `rdma statistic`
+ *	shows it)
+ * @XNIC_STAT_A_VALUE: u64, its value
+ * @__XNIC_STAT_A_MAX: one past the last
+ * @XNIC_STAT_A_MAX: the last
+ */
+enum xnic_stat_attr {
+	XNIC_STAT_A_UNSPEC,
+	XNIC_STAT_A_PAD,
+	XNIC_STAT_A_NAME,
+	XNIC_STAT_A_VALUE,
+
+	__XNIC_STAT_A_MAX,
+	XNIC_STAT_A_MAX = __XNIC_STAT_A_MAX - 1
+};
+
+/**
+ * enum xnic_event - XNIC_A_EVENT of a notification
+ * @XNIC_EVENT_UNSPEC: unused (0)
+ * @XNIC_EVENT_LINK_UP: a member link can carry traffic again
+ * @XNIC_EVENT_LINK_DOWN: a member link went down or lost carrier
+ * @XNIC_EVENT_LINK_ADDED: a member link was added to the device
+ * @XNIC_EVENT_LINK_REMOVED: a member link was removed (LINK_DEL, or its
+ *	netdev was unregistered)
+ * @XNIC_EVENT_PEER_JOIN: a new peer (or a new incarnation of one: another
+ *	GUID) was learned
+ * @XNIC_EVENT_PEER_LEAVE: a peer no member link heard from for a while was
+ *	forgotten
+ */
+enum xnic_event {
+	XNIC_EVENT_UNSPEC,
+	XNIC_EVENT_LINK_UP,
+	XNIC_EVENT_LINK_DOWN,
+	XNIC_EVENT_LINK_ADDED,
+	XNIC_EVENT_LINK_REMOVED,
+	XNIC_EVENT_PEER_JOIN,
+	XNIC_EVENT_PEER_LEAVE,
+};
+
+#endif /* XNIC_NETLINK_USER_H */
