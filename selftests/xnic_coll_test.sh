@@ -40,11 +40,14 @@ BR=cb$tag PREFIX=xc${tag}n
 PORT=$((20000 + tag % 20000))
 TOPO=${XNIC_COLL_TOPO:-auto}
 XNICTL=tools/xnictl
+# shellcheck source-path=SCRIPTDIR source=../tools/xnic-mesh
+. tools/xnic-mesh
 out=$(mktemp)
 veths=()
 
 fabric_down() {
 	local i v
+	mesh_down
 	for ((i = 0; i < NMAX; i++)); do
 		rdma link delete "$PREFIX$i" 2>/dev/null
 	done
@@ -78,36 +81,8 @@ setup_bridge() {
 	done
 }
 
-first_of() { (($1 == 0)) && echo 1 || echo 0; }
-
-# MAC of device i's member link towards device j
-mesh_mac() {
-	if (($2 == $(first_of "$1"))); then
-		echo "02:00:00:00:0c:$(hex $(($1 + 1)))"
-	else
-		echo "02:00:00:$(hex $(($1 + 1))):$(hex $(($2 + 1))):00"
-	fi
-}
-
-setup_mesh() {
-	local i j f
-	for ((i = 0; i < NMAX; i++)); do
-		for ((j = i + 1; j < NMAX; j++)); do
-			veth "m${tag}x${i}y$j" "$(mesh_mac "$i" "$j")" \
-				"m${tag}x${j}y$i" "$(mesh_mac "$j" "$i")" || return 1
-		done
-	done
-	for ((i = 0; i < NMAX; i++)); do
-		f=$(first_of "$i")
-		rdma link add "$PREFIX$i" type xnic netdev "m${tag}x${i}y$f" ||
-			return 1
-		for ((j = 0; j < NMAX; j++)); do
-			((j == i || j == f)) && continue
-			$XNICTL link add "$PREFIX$i" "m${tag}x${i}y$j" >/dev/null ||
-				return 1
-		done
-	done
-}
+# The mesh: tools/xnic-mesh (shared with tools/xnic-demo)
+setup_mesh() { mesh_up "$NMAX" "$PREFIX" "$tag"; }
 
 if [[ $TOPO == auto ]]; then
 	TOPO=bridge
@@ -129,15 +104,10 @@ fi
 echo "# fabric: $TOPO of $NMAX devices"
 
 # Wait until every device has heard a HELLO from every other one.
-peers_of() {
-	local f=/sys/kernel/debug/xnic/$1/peers
-	[[ -r $f ]] || { echo -1; return; }
-	awk 'NR > 1 { seen[$1] = 1 } END { print length(seen) }' "$f"
-}
 for ((t = 0; t < 100; t++)); do
 	ok=1
 	for ((i = 0; i < NMAX; i++)); do
-		p=$(peers_of "$PREFIX$i")
+		p=$(mesh_peers_of "$PREFIX$i")
 		[[ $p == -1 ]] && break 2	# no debugfs readout: just go on
 		((p >= NMAX - 1)) || ok=0
 	done
@@ -145,7 +115,7 @@ for ((t = 0; t < 100; t++)); do
 	sleep 0.1
 done
 for ((i = 0; i < NMAX; i++)); do
-	echo "# $PREFIX$i: $(peers_of "$PREFIX$i") peers"
+	echo "# $PREFIX$i: $(mesh_peers_of "$PREFIX$i") peers"
 done
 
 fail=0 runs=0
