@@ -1,23 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * xnic - the engine: one kernel thread per device that plays the NIC.
+ * xnic - the engine: one kernel thread per device that plays the NIC's
+ * doorbell poller, and the wakeup syscall that stands in for it while it
+ * sleeps.
  *
- * Each pass of its loop
+ * Who runs the transport (transport_priv.h has the whole model):
+ *  - received frames: the member links' packet handler, in softirq; it
+ *    also sends what an ACK lets through (bounded);
+ *  - the wakeup syscall (a zero-WR POST_SEND, rule D1) runs the QP's
+ *    requester inline, bounded, and hands the QP to the engine only when
+ *    work remains;
+ *  - the engine thread: QPs whose doorbell it sees while polling, work the
+ *    other two left over, expired timers, flushes and resets.
+ *
+ * Each pass of the engine's loop
  *  1. consumes the doorbells of every context (uapi/xnic-abi.h rule D2):
  *     xchg db_summary to 0, xchg each word it names to 0, and activates the
  *     QP of every bit set. The cost depends on the contexts and the bits
  *     rung, never on the number of idle QPs;
- *  2. hands up to XNIC_ENGINE_RX_BUDGET queued frames to xnic_tp_rx();
+ *  2. hands up to XNIC_ENGINE_RX_BUDGET frames the receive path deferred
+ *     (HELLOs) to xnic_tp_rx_deferred();
  *  3. runs every active QP: a QP that entered the error state is flushed
  *     once (xnic_tp_qp_flush()); otherwise xnic_tp_qp_process() says
- *     whether it stays active (BUSY, WAIT with a deadline) or leaves the
- *     list (IDLE);
- *  4. when no pass made progress for idle_us microseconds (busy polling
+ *     whether it stays active (BUSY) or leaves the list (IDLE: its timer,
+ *     ACKs or a doorbell bring it back);
+ *  4. when no pass found work for idle_us microseconds (busy polling
  *     until then), goes to sleep with the NEED_WAKEUP protocol: set the
  *     flag in every context page, full barrier, re-check every doorbell
- *     summary, and sleep until kicked or until the earliest WAIT deadline.
- *     A process that posts after the barrier sees the flag and makes the
- *     wakeup syscall, which kicks the engine (io_uring SQPOLL model).
+ *     summary, and sleep until kicked. A process that posts after the
+ *     barrier sees the flag and makes the wakeup syscall (io_uring SQPOLL
+ *     model).
+ *
+ * Idle policy: idle_us is short by default, so that a ping-pong (one
+ * doorbell per round trip) leaves the engine asleep and every post goes
+ * through the wakeup syscall, which does the work inline with no thread
+ * handoff; when the syscall leaves work (large messages, a full window)
+ * the engine takes over, and while doorbells keep coming within idle_us
+ * it stays awake and the datapath needs no system call. An idle_us of
+ * XNIC_ENGINE_POLL_IDLE_US or more asks for a polling engine: every
+ * wakeup syscall wakes it.
  *
  * Active QPs: a QP is on at most one of the engine's lists (pending, then
  * active) and the list holds one reference. Activating a listed QP sets
@@ -31,8 +52,10 @@
  *    no longer touches the page;
  *  - the contexts' QP xarray locks (doorbell lookups);
  *  - lock (BH): the pending list and the LISTED and BLOCKED bits of QPs;
- *  - rxq.lock (IRQ): the receive queue and @stopping.
- * The active list, and every QP's transport state, belong to the thread.
+ *    taken under a QP's tp lock (activation from the transport), never
+ *    the other way round;
+ *  - rxq.lock (IRQ): the deferred frames and @stopping.
+ * The active list belongs to the thread.
  */
 #include <linux/bitops.h>
 #include <linux/kthread.h>
@@ -40,22 +63,33 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
-#include <linux/timekeeping.h>
 
 #include "xnic.h"
 #include "verbs.h"
 #include "engine.h"
 #include "transport.h"
 
-static unsigned int idle_us = 1000;
+static unsigned int idle_us = 20;
 module_param(idle_us, uint, 0644);
 MODULE_PARM_DESC(idle_us,
-		 "Microseconds the engine busy-polls without work before sleeping (default 1000)");
+		 "Microseconds the engine busy-polls without work before sleeping (default 20)");
 
-/* Frames handed to the transport per pass, and queued at most. */
+/* Deferred frames handled per pass, and queued at most. */
 #define XNIC_ENGINE_RX_BUDGET	64
-#define XNIC_ENGINE_RXQ_MAX	8192
+#define XNIC_ENGINE_RXQ_MAX	1024
+/* Frames one QP sends per pass of the engine, and per wakeup syscall. */
+#define XNIC_ENGINE_QP_BUDGET	32
+#define XNIC_ENGINE_SYSCALL_BUDGET	32
+/*
+ * From this idle period on (us) the engine is meant to poll: the wakeup
+ * syscall wakes it even when it left no work, so that the posts that
+ * follow need no system call (io_uring SQPOLL's behaviour).
+ */
+#define XNIC_ENGINE_POLL_IDLE_US	1000
+/* Off the CPU this long (ns) between passes, the engine is starved. */
+#define XNIC_ENGINE_STARVED_NS		(200 * NSEC_PER_USEC)
 
 /* xnic_qp.eng_flags */
 enum {
@@ -84,16 +118,16 @@ enum {
  * @pending: QPs activated since the thread last looked (@lock)
  * @active: QPs the thread runs (thread only)
  * @reset_wq: modify_qp waits here for the thread to reset a QP
- * @rxq: frames from the member links (its own lock, IRQ safe)
+ * @rxq: frames deferred by the receive path (its own lock, IRQ safe)
  * @stopping: refuse new frames (@rxq.lock)
  * @activations: QPs put on @pending (@lock)
  * @iterations: loop passes (thread only, like the next four)
  * @sleeps: times the thread went to sleep
  * @wakeups: times it woke up again
  * @doorbells: doorbell bits consumed
- * @rx_frames: frames handed to the transport
- * @kicks: xnic_engine_kick() calls
- * @rx_dropped: frames dropped, queue full or engine stopping
+ * @rx_frames: deferred frames handled
+ * @kicks: xnic_engine_kick() calls and wakeup syscalls
+ * @rx_dropped: deferred frames dropped, queue full or engine stopping
  */
 struct xnic_engine {
 	struct xnic_dev *xdev;
@@ -136,8 +170,8 @@ static void xnic_engine_wake(struct xnic_engine *eng)
  * xnic_engine_kick() - make sure the engine looks for work soon
  * @xdev: the device
  *
- * Called by the wakeup syscall (a zero-WR POST_SEND), and by everything
- * that queues work for the engine. Cheap when the engine is awake.
+ * Called by everything that queues work for the engine. Cheap when the
+ * engine is awake.
  *
  * Context: any context but hard IRQ.
  */
@@ -175,14 +209,15 @@ static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 /**
  * xnic_engine_activate_qp() - have the engine run a QP
  * @xdev: the device
- * @qp: the QP; the caller holds a reference or is a verb on it
+ * @qp: the QP; the caller holds a reference, is a verb on it, or holds its
+ *	tp lock
  *
  * The engine calls xnic_tp_qp_process() (or flushes the QP when it is in
- * the error state) in its next pass, and keeps doing so until the QP is
- * idle. Activating a QP the engine is running makes it run again. A QP
- * being destroyed is not activated.
+ * the error state) in its next pass, and keeps doing so while it reports
+ * more to do. Activating a QP the engine is running makes it run again. A
+ * QP being destroyed is not activated.
  *
- * Context: any context but hard IRQ.
+ * Context: any context but hard IRQ; may be called under the QP's tp lock.
  */
 void xnic_engine_activate_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
 {
@@ -190,6 +225,75 @@ void xnic_engine_activate_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
 
 	if (eng)
 		__xnic_engine_activate(eng, qp, true);
+}
+
+/**
+ * xnic_engine_owns_qp() - leave a QP's transmissions to the engine if it
+ *	runs the QP
+ * @xdev: the device
+ * @qp: the QP
+ *
+ * One context at a time sends a QP's frames: the engine while the QP is on
+ * its lists, else whoever finds work (the wakeup syscall, an ACK). Two
+ * senders on two CPUs would reorder the QP's PSNs (veth queues a frame on
+ * the sending CPU), and reordering looks like loss. When the engine has
+ * the QP, it is made to run it again.
+ *
+ * Context: any context but hard IRQ; may be called under the QP's tp lock.
+ * Return: true when the engine runs the QP (the caller sends nothing).
+ */
+bool xnic_engine_owns_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
+{
+	struct xnic_engine *eng = READ_ONCE(xdev->engine);
+	bool listed;
+
+	if (!eng || !test_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags))
+		return false;
+	spin_lock_bh(&eng->lock);
+	listed = test_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
+	if (listed)
+		set_bit(XNIC_QP_ENG_RERUN, &qp->eng_flags);
+	spin_unlock_bh(&eng->lock);
+	if (listed)
+		xnic_engine_wake(eng);
+	return listed;
+}
+
+/**
+ * xnic_engine_post_send() - the wakeup syscall of rule D1
+ * @xdev: the device
+ * @qp: the QP the process posted to
+ *
+ * Runs the QP's requester inline (xnic_tp_qp_post()), at most
+ * XNIC_ENGINE_SYSCALL_BUDGET frames, unless the engine runs it already
+ * (xnic_engine_owns_qp()), and activates the QP in the engine (waking it)
+ * only when work remains (or remained from before), the QP must be flushed
+ * or reset, or its state is not ready.
+ * With a long idle period (idle_us >= XNIC_ENGINE_POLL_IDLE_US) the engine
+ * is woken in any case: it is meant to poll.
+ *
+ * Context: process context (the POST_SEND command).
+ */
+void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp)
+{
+	struct xnic_engine *eng = READ_ONCE(xdev->engine);
+	enum ib_qp_state state;
+
+	if (!eng)
+		return;
+	atomic64_inc(&eng->kicks);
+	/* Pairs with the store-release of every transition of the state. */
+	state = smp_load_acquire(&qp->state);
+	if (xnic_engine_owns_qp(xdev, qp))
+		return;
+	if (!test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags) &&
+	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS &&
+	    xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) == XNIC_TP_IDLE) {
+		if (READ_ONCE(idle_us) >= XNIC_ENGINE_POLL_IDLE_US)
+			xnic_engine_wake(eng);
+		return;
+	}
+	__xnic_engine_activate(eng, qp, true);
 }
 
 /**
@@ -218,8 +322,9 @@ void xnic_engine_detach_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
  * @xdev: the device
  * @qp: the QP, in the RESET state, not being destroyed
  *
- * The engine calls xnic_qp_do_reset() in its thread, where it cannot race
- * with the transport, and forgets that the QP was flushed.
+ * The engine stops the QP's transport state (xnic_tp_qp_stop(): the
+ * receive path and the wakeup syscall leave it alone from then on), calls
+ * xnic_qp_do_reset() in its thread, and forgets that the QP was flushed.
  *
  * Context: process context, may sleep (modify_qp, under qp->mutex).
  */
@@ -236,12 +341,13 @@ void xnic_engine_reset_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
 }
 
 /**
- * xnic_engine_rx() - queue a received frame for the engine
+ * xnic_engine_rx() - defer a received frame to the engine thread
  * @xdev: the device
- * @skb: an xnic frame; consumed
+ * @skb: an xnic frame that passed xnic_tp_rx()'s checks; consumed
  *
- * The queue is bounded: beyond XNIC_ENGINE_RXQ_MAX frames, or while the
- * engine stops, frames are dropped and counted.
+ * For what must not run in softirq (HELLOs: the peer table). The queue is
+ * bounded: beyond XNIC_ENGINE_RXQ_MAX frames, or while the engine stops,
+ * frames are dropped and counted.
  *
  * Context: softirq (the member links' packet handler), under RCU.
  */
@@ -379,7 +485,7 @@ static bool xnic_engine_do_rx(struct xnic_engine *eng)
 	spin_unlock_irq(&eng->rxq.lock);
 
 	while ((skb = __skb_dequeue(&batch)))
-		xnic_tp_rx(eng->xdev, skb);
+		xnic_tp_rx_deferred(eng->xdev, skb);
 	eng->rx_frames += n;
 	return n;
 }
@@ -404,15 +510,16 @@ static bool xnic_engine_unlist(struct xnic_engine *eng, struct xnic_qp *qp)
 	return false;
 }
 
-/* Run one active QP; returns its status, *deadline set with WAIT. */
+/* Run one active QP; returns its status. */
 static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
-					      struct xnic_qp *qp,
-					      unsigned long *deadline)
+					      struct xnic_qp *qp)
 {
 	if (test_bit(XNIC_QP_ENG_BLOCKED, &qp->eng_flags))
 		return XNIC_TP_IDLE;
 
 	if (test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags)) {
+		/* Nobody else touches the rings or the state after this. */
+		xnic_tp_qp_stop(qp);
 		xnic_qp_do_reset(qp);
 		clear_bit(XNIC_QP_ENG_FLUSHED, &qp->eng_flags);
 		clear_bit_unlock(XNIC_QP_ENG_RESET, &qp->eng_flags);
@@ -428,43 +535,28 @@ static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
 		xnic_tp_qp_flush(qp);
 		return XNIC_TP_IDLE;
 	}
-	return xnic_tp_qp_process(qp, deadline);
+	return xnic_tp_qp_process(qp, XNIC_ENGINE_QP_BUDGET);
 }
 
-/* Step 3. Returns whether any QP made progress; tracks the first deadline. */
-static bool xnic_engine_run_qps(struct xnic_engine *eng, bool *have_deadline,
-				unsigned long *first_deadline)
+/* Step 3. Returns whether any QP has more to do. */
+static bool xnic_engine_run_qps(struct xnic_engine *eng)
 {
 	struct xnic_qp *qp, *tmp;
 	bool busy = false;
 
-	*have_deadline = false;
 	if (!list_empty(&eng->pending)) {
 		spin_lock_bh(&eng->lock);
 		list_splice_tail_init(&eng->pending, &eng->active);
 		spin_unlock_bh(&eng->lock);
+		busy = true;
 	}
 
 	list_for_each_entry_safe(qp, tmp, &eng->active, engine_node) {
-		unsigned long deadline = 0;
-
 		clear_bit(XNIC_QP_ENG_RERUN, &qp->eng_flags);
-		switch (xnic_engine_run_qp(eng, qp, &deadline)) {
-		case XNIC_TP_BUSY:
+		if (xnic_engine_run_qp(eng, qp) == XNIC_TP_BUSY)
 			busy = true;
-			break;
-		case XNIC_TP_WAIT:
-			if (!*have_deadline ||
-			    time_before(deadline, *first_deadline)) {
-				*first_deadline = deadline;
-				*have_deadline = true;
-			}
-			break;
-		case XNIC_TP_IDLE:
-		default:
+		else
 			busy |= xnic_engine_unlist(eng, qp);
-			break;
-		}
 	}
 	return busy;
 }
@@ -486,18 +578,10 @@ static void xnic_engine_set_need_wakeup(struct xnic_engine *eng, bool set)
 }
 
 /* Step 4: sleep unless a doorbell, a frame or a kick came in meanwhile. */
-static void xnic_engine_sleep(struct xnic_engine *eng, bool have_deadline,
-			      unsigned long deadline)
+static void xnic_engine_sleep(struct xnic_engine *eng)
 {
-	long timeout = MAX_SCHEDULE_TIMEOUT;
 	struct xnic_ucontext *uctx;
 	bool quiet = true;
-
-	if (have_deadline) {
-		timeout = (long)(deadline - jiffies);
-		if (timeout <= 0)
-			return;
-	}
 
 	mutex_lock(&eng->ctx_mutex);
 	eng->asleep = true;
@@ -509,11 +593,12 @@ static void xnic_engine_sleep(struct xnic_engine *eng, bool have_deadline,
 			quiet = false;
 	mutex_unlock(&eng->ctx_mutex);
 
-	if (quiet && skb_queue_empty_lockless(&eng->rxq)) {
+	if (quiet && skb_queue_empty_lockless(&eng->rxq) &&
+	    list_empty(&eng->active)) {
 		eng->sleeps++;
-		wait_event_idle_timeout(eng->wq,
-					test_bit(XNIC_ENG_KICK, &eng->flags) ||
-					kthread_should_stop(), timeout);
+		wait_event_idle(eng->wq,
+				test_bit(XNIC_ENG_KICK, &eng->flags) ||
+				kthread_should_stop());
 		eng->wakeups++;
 	}
 
@@ -523,30 +608,53 @@ static void xnic_engine_sleep(struct xnic_engine *eng, bool have_deadline,
 	mutex_unlock(&eng->ctx_mutex);
 }
 
+/*
+ * The idle policy of step 4. An engine that was kept off the CPU for
+ * longer than it may idle (the scheduler gave the CPUs to busy-polling
+ * applications) always finds work when it runs again, so idle_us alone
+ * would keep it awake, and every post would wait for its next time slice.
+ * Such an engine goes to sleep once it has nothing left in hand: the
+ * posts then take the wakeup syscall, which does the work at once on the
+ * poster's CPU.
+ */
+static bool xnic_engine_should_sleep(u64 now, u64 pass_start, u64 last_pass,
+				     u64 last_busy, bool busy, bool in_hand)
+{
+	u64 idle = (u64)READ_ONCE(idle_us) * NSEC_PER_USEC;
+
+	if (in_hand)
+		return false;
+	if (pass_start - last_pass > max_t(u64, idle, XNIC_ENGINE_STARVED_NS))
+		return true;
+	return !busy && now - last_busy >= idle;
+}
+
 static int xnic_engine_thread(void *arg)
 {
 	struct xnic_engine *eng = arg;
-	u64 last_busy = ktime_get_ns();
+	u64 last_busy = local_clock(), last_pass = last_busy;
 
 	while (!kthread_should_stop()) {
-		unsigned long deadline = 0;
-		bool have_deadline, busy;
-		u64 now;
+		u64 now, start = local_clock();
+		bool busy;
 
 		busy = test_and_clear_bit(XNIC_ENG_KICK, &eng->flags);
 		busy |= xnic_engine_doorbells(eng);
 		busy |= xnic_engine_do_rx(eng);
-		busy |= xnic_engine_run_qps(eng, &have_deadline, &deadline);
+		busy |= xnic_engine_run_qps(eng);
 		eng->iterations++;
 
-		now = ktime_get_ns();
-		if (busy) {
+		/* local_clock(): cheap, unlike ktime_get() on HPET. */
+		now = local_clock();
+		if (busy)
 			last_busy = now;
-		} else if (now - last_busy >=
-			   (u64)READ_ONCE(idle_us) * NSEC_PER_USEC) {
-			xnic_engine_sleep(eng, have_deadline, deadline);
-			last_busy = ktime_get_ns();
+		if (xnic_engine_should_sleep(now, start, last_pass, last_busy,
+					     busy, !list_empty(&eng->active))) {
+			xnic_engine_sleep(eng);
+			now = local_clock();
+			last_busy = now;
 		}
+		last_pass = now;
 		cond_resched();
 	}
 	return 0;

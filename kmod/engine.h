@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * xnic - the engine: one kernel thread per device that plays the NIC.
- * It polls the doorbells of its contexts while busy, sleeps after an idle
- * period using the NEED_WAKEUP protocol (uapi/xnic-abi.h rules D1/D2; the
- * io_uring SQPOLL model), runs the transport for active QPs, and handles
- * frames queued by the member links' packet handler.
+ * xnic - the engine: one kernel thread per device that polls the doorbells
+ * of its contexts while busy, sleeps after an idle period using the
+ * NEED_WAKEUP protocol (uapi/xnic-abi.h rules D1/D2; the io_uring SQPOLL
+ * model), and runs the transport for the QPs handed to it. The wakeup
+ * syscall (xnic_engine_post_send()) runs a QP inline while it sleeps.
  *
  * What the engine calls, always from its own thread:
- *  - xnic_tp_rx() for every queued frame;
+ *  - xnic_tp_rx_deferred() for every frame the receive path deferred;
  *  - for every active QP (one that rang its doorbell or was handed to
  *    xnic_engine_activate_qp()):
  *      state ERR, first time since the QP entered it: xnic_tp_qp_flush();
  *      otherwise: xnic_tp_qp_process(), until it returns XNIC_TP_IDLE;
- *  - xnic_qp_do_reset() when modify_qp moves a QP to RESET (which calls
- *    xnic_tp_qp_release() and xnic_tp_qp_init() again);
+ *  - xnic_tp_qp_stop() then xnic_qp_do_reset() when modify_qp moves a QP
+ *    to RESET (which calls xnic_tp_qp_release() and xnic_tp_qp_init()
+ *    again);
  * and never any of them for a QP whose transport state is not set up
  * (xnic_qp.tp_ready false) or that is being destroyed.
  */
@@ -34,10 +35,10 @@ struct xnic_ucontext;
  * @iterations: passes of the main loop
  * @sleeps: times the engine went to sleep
  * @wakeups: times it woke up (kick, deadline or stop)
- * @kicks: calls of xnic_engine_kick() (wakeup syscalls, frames, ...)
+ * @kicks: wakeup syscalls and calls of xnic_engine_kick()
  * @doorbells: doorbell bits consumed
- * @rx_frames: frames handed to the transport
- * @rx_dropped: frames dropped because the receive queue was full or the
+ * @rx_frames: frames the receive path deferred to the engine (HELLOs)
+ * @rx_dropped: deferred frames dropped because the queue was full or the
  *	engine was stopping
  * @qp_activations: QPs put on the active list
  */
@@ -57,7 +58,9 @@ void xnic_engine_stop(struct xnic_dev *xdev);
 void xnic_engine_add_context(struct xnic_dev *xdev, struct xnic_ucontext *uctx);
 void xnic_engine_del_context(struct xnic_dev *xdev, struct xnic_ucontext *uctx);
 void xnic_engine_kick(struct xnic_dev *xdev);
+void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_activate_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
+bool xnic_engine_owns_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_detach_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_reset_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_rx(struct xnic_dev *xdev, struct sk_buff *skb);

@@ -99,9 +99,9 @@ void xnic_dev_update_port(struct xnic_dev *xdev)
 }
 
 /*
- * Receive hook of a member link (softirq, RCU read side): keep the
- * minimum here and hand the frame to the engine thread, which validates
- * it (transport.h: xnic_tp_rx()).
+ * Receive hook of a member link (softirq, RCU read side): the transport
+ * handles the frame right here (transport.h: xnic_tp_rx()), with no thread
+ * handoff; the device outlives its links' hooks (dev_remove_pack()).
  */
 static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 			 struct packet_type *pt, struct net_device *orig_dev)
@@ -115,7 +115,7 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 	if (!skb)
 		return NET_RX_DROP;
 	/* Short frames too: the transport counts them as malformed. */
-	xnic_engine_rx(link->xdev, skb);
+	xnic_tp_rx(link->xdev, skb);
 	return NET_RX_SUCCESS;
 
 drop:

@@ -420,7 +420,13 @@ static int xnic_qp_check_attr(struct xnic_qp *qp, const struct ib_qp_attr *attr,
 		mod->path_mtu = xnic_dev_payload_mtu(qp->xdev);
 		if (!mod->path_mtu)
 			return -ENODEV;
-		mod->path_mtu = min_t(u32, mod->path_mtu, mtu);
+		/*
+		 * IB_MTU_4096 is the largest path MTU enum ib_mtu can name; it
+		 * means the whole payload MTU of the member links (8944 bytes
+		 * on MTU 9000). A smaller value caps it.
+		 */
+		if (attr->path_mtu != IB_MTU_4096)
+			mod->path_mtu = min_t(u32, mod->path_mtu, mtu);
 	}
 	return 0;
 }
@@ -464,8 +470,10 @@ static void xnic_qp_apply_attr(struct xnic_qp *qp, const struct ib_qp_attr *attr
  * @udata: driver data: struct xnic_modify_qp_req (EX_MODIFY_QP only);
  *	required with IB_QP_DEST_QPN
  *
- * RTR records the peer (remote_node, dest_qpn), rq_psn and the path MTU,
- * capped at the smallest member link's payload MTU; RTS records sq_psn.
+ * RTR records the peer (remote_node, dest_qpn), rq_psn and the path MTU:
+ * the smallest member link's payload MTU, capped at the path_mtu given
+ * unless that is IB_MTU_4096 (the largest IB can express, which thus
+ * stands for "all the link carries"); RTS records sq_psn.
  * ERR has the engine flush the WQEs (no IB_EVENT_QP_FATAL: the user asked
  * for it). RESET waits until the engine has zeroed the rings' indices and
  * renewed the transport state.

@@ -12,10 +12,15 @@
  * at once, and completes receive WQEs in message order when epsn passes a
  * message's last PSN: a receive completion thus means that the message
  * and every earlier message of the QP are placed. READ_REQs run when epsn
- * passes them, so a READ sees every earlier WRITE. Errors are held back
- * until every earlier PSN has arrived, then NAKed; the QP goes to error.
+ * passes them, so a READ sees every earlier WRITE; a READ sends at most
+ * XNIC_RX_READ_BUDGET responses from here and the engine the rest. Errors
+ * are held back until every earlier PSN has arrived, then NAKed; the QP
+ * goes to error.
  *
- * Everything here runs in the engine thread (transport_priv.h).
+ * Everything here runs in the receive softirq under the QP's tp lock
+ * (transport_priv.h), but for HELLOs, which the engine thread handles
+ * (the peer table's lock is not BH safe), and READ responses left over,
+ * which xnic_tp_qp_process() sends.
  */
 #include <linux/jiffies.h>
 
@@ -48,7 +53,8 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 	int k;
 
 	rx->unacked = 0;
-	skb = xnic_frame_alloc(sizeof(*ack), GFP_KERNEL);
+	rx->ack_due = false;
+	skb = xnic_frame_alloc(sizeof(*ack), GFP_ATOMIC);
 	if (!skb) {
 		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
 		return;
@@ -61,8 +67,7 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 	xnic_psn_win_sack(&rx->win, sack);
 	for (k = 0; k < ARRAY_SIZE(sack); k++)
 		ack->sack[k] = cpu_to_be64(sack[k]);
-	xnic_frame_finish(skb, &i);
-	xnic_tp_xmit(xdev, rx->remote_node, skb);
+	xnic_tp_send(qp, rx->remote_node, skb, &i);
 
 	xnic_cnt_inc(xdev, syndrome ? XNIC_CNT_NAKS_SENT : XNIC_CNT_ACKS_SENT);
 	if (syndrome == XNIC_NAK_RNR)
@@ -141,7 +146,7 @@ static void xnic_rx_fatal(struct xnic_qp *qp, u8 syndrome, u32 psn)
 	rx->nak_sent = jiffies;
 	xnic_rx_send_ack(qp, syndrome, psn);
 	xnic_qp_to_error(qp);
-	xnic_tp_qp_flush(qp);
+	__xnic_tp_qp_flush(qp);
 }
 
 /*
@@ -230,7 +235,7 @@ static int xnic_rx_msg_get(struct xnic_qp *qp, const struct xnic_wire_info *i,
 				  "QP %u: RQ producer %u, consumer %u: error\n",
 				  xnic_qpn(qp), prod, rq->kidx);
 			xnic_qp_to_error(qp);
-			xnic_tp_qp_flush(qp);
+			__xnic_tp_qp_flush(qp);
 			return -EIO;
 		}
 		if (d >= prod - rq->kidx)
@@ -390,13 +395,34 @@ static bool xnic_rx_read_allowed(struct xnic_qp *qp,
 }
 
 /*
- * Stream the READ_RESP frames of a READ_REQ. Return 0 (frames that could
- * not be built are lost like on the wire) or -EACCES when the memory is
- * no longer accessible.
+ * Build one READ_RESP payload of @n bytes at @addr of @mr into @skb: zero
+ * copy when large enough. Return 0 or -EACCES.
  */
-static int xnic_rx_read_exec(struct xnic_qp *qp,
-			     const struct xnic_wire_info *req, u32 length,
-			     u32 seg)
+static int xnic_rx_read_payload(struct sk_buff **skb, struct xnic_mr *mr,
+				u64 addr, u32 n)
+{
+	int err;
+
+	if (n >= XNIC_TX_ZC_MIN) {
+		err = xnic_frame_add_mr(*skb, mr, addr, n);
+		if (err != -EMSGSIZE)
+			return err ? -EACCES : 0;
+		/* Too many pieces for one skb: copy them instead. */
+		kfree_skb(*skb);
+		*skb = xnic_frame_alloc(n, GFP_ATOMIC);
+		if (!*skb)
+			return 0;
+	}
+	return xnic_mr_copy_from(mr, addr, skb_put(*skb, n), n) ? -EACCES : 0;
+}
+
+/*
+ * Send READ_RESP frames of @r, at most *@budget; @r is freed once all
+ * are sent. Return 0 (frames that could not be built are lost like on
+ * the wire) or -EACCES when the memory is no longer accessible.
+ */
+static int xnic_rx_read_send(struct xnic_qp *qp, struct xnic_rx_read *r,
+			     unsigned int *budget)
 {
 	struct xnic_rx *rx = &xnic_tp(qp)->rx;
 	struct xnic_wire_info i = {
@@ -405,96 +431,120 @@ static int xnic_rx_read_exec(struct xnic_qp *qp,
 		.dst_node = rx->remote_node,
 		.src_qpn = xnic_qpn(qp),
 		.dst_qpn = rx->dest_qpn,
-		.psn = req->psn,
-		.msg_len = req->msg_len,
+		.psn = r->psn,
+		.msg_len = r->info.msg_len,
 	};
-	u32 off = req->offset, end = req->offset + length, n;
 	struct xnic_mr *mr = NULL;
 	struct sk_buff *skb;
-	int status;
+	int status, err = 0;
+	u32 n;
 
-	if (length) {
-		mr = xnic_mr_get(qp->xdev, req->rkey, qp->pd,
-				 IB_ACCESS_REMOTE_READ, req->raddr,
-				 req->msg_len, &status);
+	if (r->length) {
+		mr = xnic_mr_get(qp->xdev, r->info.rkey, qp->pd,
+				 IB_ACCESS_REMOTE_READ, r->info.raddr,
+				 r->info.msg_len, &status);
 		if (!mr)
 			return -EACCES;
 	}
-	do {
-		n = min(seg, end - off);
-		skb = xnic_frame_alloc(n, GFP_KERNEL);
-		if (!skb) {
-			xnic_cnt_inc(qp->xdev, XNIC_CNT_TX_DROPS);
+	while (*budget) {
+		n = min(r->seg, r->length);
+		skb = xnic_frame_alloc(n >= XNIC_TX_ZC_MIN ? 0 : n,
+				       GFP_ATOMIC);
+		if (skb && n)
+			err = xnic_rx_read_payload(&skb, mr, r->info.raddr +
+						   r->info.offset, n);
+		if (err) {
+			kfree_skb(skb);
 			break;
 		}
-		if (n && xnic_mr_copy_from(mr, req->raddr + off,
-					   skb_put(skb, n), n)) {
-			kfree_skb(skb);
-			xnic_mr_put(mr);
-			return -EACCES;
+		if (skb) {
+			i.offset = r->info.offset;
+			i.payload_len = n;
+			xnic_tp_send(qp, rx->remote_node, skb, &i);
+		} else {
+			xnic_cnt_inc(qp->xdev, XNIC_CNT_TX_DROPS);
 		}
-		i.offset = off;
-		i.payload_len = n;
-		xnic_frame_finish(skb, &i);
-		xnic_tp_xmit(qp->xdev, rx->remote_node, skb);
-		off += n;
-	} while (off < end);
+		(*budget)--;
+		r->info.offset += n;
+		r->length -= n;
+		if (!r->length) {
+			r->used = false;
+			break;
+		}
+	}
 	if (mr)
 		xnic_mr_put(mr);
-	return 0;
+	return err;
 }
 
-/* Run the deferred READ_REQs that epsn passed, in PSN order. */
-static bool xnic_rx_run_reads(struct xnic_qp *qp)
+/* The runnable READ with the lowest PSN (epsn passed it), or NULL. */
+static struct xnic_rx_read *xnic_rx_next_read(struct xnic_rx *rx)
 {
-	struct xnic_rx *rx = &xnic_tp(qp)->rx;
-	struct xnic_rx_read *r, *best;
+	struct xnic_rx_read *r, *best = NULL;
 	int k;
 
-	for (;;) {
-		best = NULL;
-		for (k = 0; k < XNIC_RX_MAX_READS; k++) {
-			r = &rx->reads[k];
-			if (r->used && xnic_psn_before(r->psn, rx->win.epsn) &&
-			    (!best || xnic_psn_before(r->psn, best->psn)))
-				best = r;
-		}
-		if (!best)
-			return true;
-		best->used = false;
-		if (xnic_rx_read_exec(qp, &best->info, best->length,
-				      best->seg)) {
-			xnic_rx_fatal(qp, XNIC_NAK_REM_ACCESS, best->psn);
+	for (k = 0; k < XNIC_RX_MAX_READS; k++) {
+		r = &rx->reads[k];
+		if (r->used && xnic_psn_before(r->psn, rx->win.epsn) &&
+		    (!best || xnic_psn_before(r->psn, best->psn)))
+			best = r;
+	}
+	return best;
+}
+
+/**
+ * xnic_rx_reads_pending() - whether READ responses are waiting to be sent
+ * @qp: the QP
+ *
+ * Context: tp lock held.
+ * Return: true when a READ that epsn passed has responses left.
+ */
+bool xnic_rx_reads_pending(struct xnic_qp *qp)
+{
+	return xnic_rx_next_read(&xnic_tp(qp)->rx);
+}
+
+/**
+ * xnic_rx_run_reads() - send the responses of the READs that epsn passed
+ * @qp: the QP
+ * @budget: most frames to send; decreased by those sent
+ *
+ * READs are answered in PSN order. A READ whose memory is no longer
+ * accessible is NAKed (the QP goes to error); a repeated one is dropped.
+ *
+ * Context: tp lock held.
+ * Return: false when the QP went to error.
+ */
+bool xnic_rx_run_reads(struct xnic_qp *qp, unsigned int *budget)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	struct xnic_rx_read *r;
+
+	while (*budget && (r = xnic_rx_next_read(rx))) {
+		if (!xnic_rx_read_send(qp, r, budget))
+			continue;
+		r->used = false;
+		if (!r->dup) {
+			xnic_rx_fatal(qp, XNIC_NAK_REM_ACCESS, r->psn);
 			return false;
 		}
 	}
+	return true;
 }
 
-static int xnic_rx_read_req(struct xnic_qp *qp,
-			    const struct xnic_wire_info *i,
-			    struct sk_buff *skb)
+/* Queue a READ to answer once epsn passed @i->psn. Return 0 or -EBUSY. */
+static int xnic_rx_read_add(struct xnic_rx *rx, const struct xnic_wire_info *i,
+			    u32 length, u32 seg, bool dup)
 {
-	struct xnic_rx *rx = &xnic_tp(qp)->rx;
-	u32 length, seg;
 	int k;
 
-	if (!xnic_rx_read_parse(qp, i, skb, &length, &seg))
-		return xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
-	if (!xnic_rx_read_allowed(qp, i, length))
-		return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS, 0, 0);
-	if (i->psn == rx->win.epsn) {
-		if (xnic_rx_read_exec(qp, i, length, seg))
-			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS,
-					     0, 0);
-		return 0;
-	}
-	/* Earlier PSNs are missing: run it once they are in. */
 	for (k = 0; k < XNIC_RX_MAX_READS; k++) {
 		struct xnic_rx_read *r = &rx->reads[k];
 
 		if (r->used)
 			continue;
 		r->used = true;
+		r->dup = dup;
 		r->psn = i->psn;
 		r->info = *i;
 		r->length = length;
@@ -504,9 +554,36 @@ static int xnic_rx_read_req(struct xnic_qp *qp,
 	return -EBUSY;
 }
 
+static int xnic_rx_read_req(struct xnic_qp *qp,
+			    const struct xnic_wire_info *i,
+			    struct sk_buff *skb)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	u32 length, seg;
+
+	if (!xnic_rx_read_parse(qp, i, skb, &length, &seg))
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_INV_REQ, 0, 0);
+	if (!xnic_rx_read_allowed(qp, i, length))
+		return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_ACCESS, 0, 0);
+	/* Answered once every earlier PSN is in (xnic_rx_progress()). */
+	return xnic_rx_read_add(rx, i, length, seg, false);
+}
+
+/* Send READ responses from the receive path; the engine does the rest. */
+static bool xnic_rx_reads_inline(struct xnic_qp *qp)
+{
+	unsigned int budget = XNIC_RX_READ_BUDGET;
+
+	if (!xnic_rx_run_reads(qp, &budget))
+		return false;
+	if (!budget && xnic_rx_reads_pending(qp))
+		xnic_tp(qp)->activate = true;
+	return true;
+}
+
 /*
  * A READ_REQ that was received before: its responses may have been lost,
- * run it again (it must still be valid; old duplicates are ignored).
+ * answer it again (it must still be valid; old duplicates are ignored).
  */
 static void xnic_rx_read_dup(struct xnic_qp *qp,
 			     const struct xnic_wire_info *i,
@@ -514,13 +591,19 @@ static void xnic_rx_read_dup(struct xnic_qp *qp,
 {
 	struct xnic_rx *rx = &xnic_tp(qp)->rx;
 	u32 length, seg;
+	int k;
 
 	if (!xnic_psn_before(i->psn, rx->win.epsn) ||
 	    rx->win.epsn - i->psn > XNIC_TX_WINDOW)
 		return;
+	/* Still answering it: the rest of the answer is on its way. */
+	for (k = 0; k < XNIC_RX_MAX_READS; k++)
+		if (rx->reads[k].used && rx->reads[k].psn == i->psn)
+			return;
 	if (xnic_rx_read_parse(qp, i, skb, &length, &seg) &&
-	    xnic_rx_read_allowed(qp, i, length))
-		xnic_rx_read_exec(qp, i, length, seg);
+	    xnic_rx_read_allowed(qp, i, length) &&
+	    !xnic_rx_read_add(rx, i, length, seg, true))
+		xnic_rx_reads_inline(qp);
 }
 
 /* Move epsn, run READs, complete messages, report a held-back error. */
@@ -528,7 +611,7 @@ static void xnic_rx_progress(struct xnic_qp *qp)
 {
 	struct xnic_rx *rx = &xnic_tp(qp)->rx;
 
-	if (xnic_psn_win_advance(&rx->win) && !xnic_rx_run_reads(qp))
+	if (xnic_psn_win_advance(&rx->win) && !xnic_rx_reads_inline(qp))
 		return;
 	xnic_rx_complete(qp);
 	if (rx->err_pending && rx->win.epsn == rx->err_psn)
@@ -600,9 +683,39 @@ static void xnic_rx_request(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	xnic_rx_progress(qp);
 	if (rx->fatal)
 		return;
-	if (!err && ((i->flags & XNIC_WF_ACKREQ) ||
-		     rx->unacked >= XNIC_RX_ACK_EVERY))
+	if (err)
+		return;
+	if ((i->flags & XNIC_WF_ACKREQ) || rx->unacked >= XNIC_RX_ACK_EVERY) {
 		xnic_rx_send_ack(qp, XNIC_NAK_NONE, 0);
+	} else if (!rx->ack_due) {
+		rx->ack_due = true;
+		rx->ack_at = jiffies + XNIC_RX_ACK_DELAY;
+		xnic_tp_arm(xnic_tp(qp), rx->ack_at);
+	}
+}
+
+/**
+ * xnic_rx_timer() - send the responder's delayed ACK when it is due
+ * @qp: the QP
+ *
+ * Context: the QP's timer (softirq), tp lock held.
+ */
+void xnic_rx_timer(struct xnic_qp *qp)
+{
+	struct xnic_rx *rx = &xnic_tp(qp)->rx;
+	enum ib_qp_state state;
+
+	if (!rx->ack_due)
+		return;
+	if (time_before(jiffies, rx->ack_at)) {
+		xnic_tp_arm(xnic_tp(qp), rx->ack_at);
+		return;
+	}
+	state = xnic_qp_state(qp);
+	if (rx->started && !rx->fatal &&
+	    (state == IB_QPS_RTR || state == IB_QPS_RTS))
+		xnic_rx_send_ack(qp, XNIC_NAK_NONE, 0);
+	rx->ack_due = false;
 }
 
 static void xnic_rx_start(struct xnic_qp *qp)
@@ -620,6 +733,7 @@ static void xnic_rx_start(struct xnic_qp *qp)
 	xnic_psn_win_init(&rx->win, psn);
 	rx->rmsn = 0;
 	rx->unacked = 0;
+	rx->ack_due = false;
 	rx->err_pending = false;
 	rx->fatal = false;
 	rx->seq_nak_epsn = psn - 1;
@@ -686,15 +800,16 @@ static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
  * Drops and counts frames that are malformed, fail the crc32c, are not
  * for this node, come from a node over a path HELLO did not teach us
  * (forged), or name a QP that does not exist or is not connected to the
- * sender.
+ * sender. HELLOs go to the engine thread (xnic_tp_rx_deferred()).
  *
- * Context: engine thread.
+ * Context: softirq (the member links' packet handler).
  */
 void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 {
 	enum xnic_wire_verdict verdict;
 	struct xnic_wire_hdr hdr;
 	struct xnic_wire_info i;
+	struct xnic_tp_qp *tp;
 	struct xnic_qp *qp;
 
 	xnic_cnt_inc(xdev, XNIC_CNT_RX_FRAMES);
@@ -718,8 +833,8 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 		goto drop;
 	}
 	if (i.opcode == XNIC_OP_HELLO) {
-		xnic_peer_hello_rx(xdev, skb, &i);
-		goto done;
+		xnic_engine_rx(xdev, skb);
+		return;
 	}
 	if (!xnic_peer_check_src(xdev, i.src_node, skb)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
@@ -730,16 +845,38 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
 		goto drop;
 	}
-	if (READ_ONCE(qp->tp_ready) && xnic_tp(qp))
+	tp = xnic_tp_lock(qp);
+	if (tp) {
 		xnic_rx_dispatch(qp, &i, skb);
-	else
+		xnic_tp_unlock(tp);
+	} else {
 		xnic_cnt_inc(xdev, XNIC_CNT_BAD_QP_STATE);
+	}
 	xnic_qp_put(qp);
-done:
 	consume_skb(skb);
 	return;
 drop:
 	kfree_skb(skb);
+}
+
+/**
+ * xnic_tp_rx_deferred() - handle a frame xnic_tp_rx() left to the engine
+ * @xdev: the device
+ * @skb: a HELLO that passed xnic_tp_rx()'s checks; consumed
+ *
+ * Context: the engine thread.
+ */
+void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb)
+{
+	struct xnic_wire_hdr hdr;
+	struct xnic_wire_info i;
+
+	if (!skb_copy_bits(skb, 0, &hdr, sizeof(hdr))) {
+		xnic_wire_decode(&i, &hdr);
+		if (i.opcode == XNIC_OP_HELLO)
+			xnic_peer_hello_rx(xdev, skb, &i);
+	}
+	consume_skb(skb);
 }
 
 /**
@@ -748,6 +885,8 @@ drop:
  *
  * Entries beyond what a sane producer index allows are not touched. The
  * NAK state is kept so that it can be repeated to the peer.
+ *
+ * Context: tp lock held.
  */
 void xnic_rx_flush(struct xnic_qp *qp)
 {

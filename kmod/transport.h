@@ -2,54 +2,70 @@
 /*
  * xnic - the reliable transport (the "NIC firmware"): segmentation of WQEs
  * into frames, PSNs, ACK/NAK, retransmission, placement at the target,
- * completions. Everything here runs in the device's engine thread
- * (engine.c), which owns struct xnic_qp_tp; nothing else touches it.
- * See Documentation/wire-protocol.rst.
+ * completions. See Documentation/wire-protocol.rst.
+ *
+ * Where it runs: received frames are handled in the member links' packet
+ * handler (softirq), WQEs are taken from the SQ by the wakeup syscall and
+ * by the engine thread (engine.c), and a per-QP lock serialises them
+ * (transport_priv.h has the execution model and the lock order).
  */
 #ifndef XNIC_TRANSPORT_H
 #define XNIC_TRANSPORT_H
 
 #include <linux/if_ether.h>
+#include <linux/rcupdate.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
 
 struct xnic_dev;
 struct xnic_qp;
+struct xnic_tp_qp;
 
 /**
- * struct xnic_qp_tp - per-QP transport state (engine thread only)
- * @priv: state allocated by xnic_tp_qp_init(), freed by xnic_tp_qp_release()
+ * struct xnic_qp_tp - the transport's handle in a QP
+ * @priv: state allocated by xnic_tp_qp_init(), freed by
+ *	xnic_tp_qp_release(); published with RCU, used under its own lock
  */
 struct xnic_qp_tp {
-	void *priv;
+	struct xnic_tp_qp __rcu *priv;
 };
 
-/* Called from process context (create_qp); may sleep. 0 or -ENOMEM. */
+/* Called from process context (create_qp, reset); may sleep. 0, -ENOMEM. */
 int xnic_tp_qp_init(struct xnic_qp *qp);
-/* Called once the engine no longer references @qp (destroy_qp). */
+/*
+ * Called when the state must go (destroy_qp, reset), from process context;
+ * concurrent users back off, the timer is stopped. May sleep.
+ */
 void xnic_tp_qp_release(struct xnic_qp *qp);
+/* Like the first half of xnic_tp_qp_release(): nobody touches it after. */
+void xnic_tp_qp_stop(struct xnic_qp *qp);
 
 /* Return values of xnic_tp_qp_process() */
 enum xnic_tp_status {
-	XNIC_TP_IDLE,	/* nothing outstanding: the QP may leave the active list */
-	XNIC_TP_WAIT,	/* waiting for an ACK or *deadline: stay, may sleep */
-	XNIC_TP_BUSY,	/* made progress or has more to send: call again soon */
+	XNIC_TP_IDLE,	/* nothing to do now: timers and ACKs bring it back */
+	XNIC_TP_BUSY,	/* budget spent with more to send: call again soon */
 };
 
 /*
- * Engine thread entry points.
  * xnic_tp_qp_process(): take new WQEs from the SQ, transmit what the
- *	window allows, handle the QP's retransmit timer; with XNIC_TP_WAIT it
- *	sets *deadline (jiffies) to when it must be called again at the
- *	latest. A QP in a state that may not send (RESET/INIT/RTR) with WQEs
- *	posted completes them with XNIC_WC_LOC_QP_OP_ERR and goes to error.
- * xnic_tp_rx(): handle one received frame (consumes @skb).
+ *	window allows (at most @budget frames), handle an expired
+ *	retransmission or RNR timer, send READ responses left over. A QP in
+ *	a state that may not send (RESET/INIT/RTR) with WQEs posted completes
+ *	them with XNIC_WC_LOC_QP_OP_ERR and goes to error. Process context
+ *	(engine thread, wakeup syscall), or softirq.
+ * xnic_tp_qp_post(): the same for the wakeup syscall, but it leaves a QP
+ *	that had frames to send from before to the engine (XNIC_TP_BUSY).
+ * xnic_tp_rx(): handle one received frame (consumes @skb); softirq.
+ * xnic_tp_rx_deferred(): handle a frame xnic_tp_rx() handed to the engine
+ *	(HELLOs; consumes @skb); engine thread.
  * xnic_tp_qp_flush(): the QP entered the error state: complete every
- *	outstanding SQ and RQ WQE with a flush error.
+ *	outstanding SQ and RQ WQE with a flush error. Process context.
  */
 enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
-				       unsigned long *deadline);
+				       unsigned int budget);
+enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget);
 void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb);
+void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_qp_flush(struct xnic_qp *qp);
 
 /*

@@ -3,9 +3,31 @@
  * xnic - transport internals shared by wire.c, peer.c, tx.c and rx.c.
  * Not for use outside the transport; the API is transport.h.
  *
- * Per-QP state (struct xnic_tp_qp) is owned by the engine thread: only
- * xnic_tp_qp_process(), xnic_tp_rx() and xnic_tp_qp_flush() touch it, and
- * the engine never runs two of them at once, so it needs no lock.
+ * Execution model: the per-QP state (struct xnic_tp_qp) is used from
+ *  - softirq: the member links' packet handler (xnic_tp_rx(): responder,
+ *    ACK processing, READ responses, and the transmissions an ACK makes
+ *    possible), and the QP's retransmission timer;
+ *  - process context: the wakeup syscall (xnic_tp_qp_process() inline),
+ *    and the engine thread (xnic_tp_qp_process(), xnic_tp_qp_flush(), the
+ *    reset and release of the state).
+ * They serialise on the QP's tp lock (struct xnic_tp_qp.lock).
+ *
+ * Lock order (no lockdep here: keep to it):
+ *   tp lock (BH)
+ *     -> qp->state_lock (BH)       (xnic_tx_start(), xnic_qp_to_error())
+ *     -> cq->lock (BH)             (xnic_cq_post())
+ *     -> the engine's lock (BH)    (xnic_engine_activate_qp())
+ *     -> the xarray lock of uverbs' event queues (QP and CQ events)
+ * Nothing takes the tp lock while holding any of these. The tp lock is
+ * taken with spin_lock_bh() everywhere (a no-op nesting in softirq), so a
+ * transmission made under it runs the receive softirq it raises (veth)
+ * only after the lock is dropped: a QP's own ACK never finds the lock held
+ * by its own CPU.
+ *
+ * Lifetime: xnic_qp.tp.priv is published with RCU. Users take the lock
+ * through xnic_tp_lock(), which fails once the state is marked dead;
+ * xnic_tp_qp_release() marks it dead under the lock, stops the timer,
+ * frees the tables and frees the struct after a grace period.
  */
 #ifndef XNIC_TRANSPORT_PRIV_H
 #define XNIC_TRANSPORT_PRIV_H
@@ -13,8 +35,10 @@
 #include <linux/atomic.h>
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
+#include <linux/rcupdate.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
@@ -35,15 +59,23 @@
 #define XNIC_RNR_INFINITE	7
 /* Frames xnic_tp_qp_process() sends before yielding to other QPs. */
 #define XNIC_TX_BUDGET		32
+/* Payload bytes from which data frames are built zero copy (page frags). */
+#define XNIC_TX_ZC_MIN		1024
+/* Frames an ACK may send inline (softirq) once it opened the window. */
+#define XNIC_TX_ACK_BUDGET	32
+/* READ_RESP frames a READ_REQ may send inline (softirq); the rest later. */
+#define XNIC_RX_READ_BUDGET	16
 /* A requester asks for an ACK at least every this many PSNs. */
 #define XNIC_TX_ACKREQ_EVERY	16
 /*
  * Retransmission timeout (ms) when the QP's IBTA timeout attribute is 0,
- * the floor of any timeout, and the ceiling of the exponential backoff
- * (unless the attribute asks for more).
+ * and the ceiling of the exponential backoff (unless the attribute asks
+ * for more). Once round trips are measured the timeout is
+ * SRTT + 4 * RTTVAR (RFC 6298), never below XNIC_TX_RTO_MIN_US: an
+ * emulated CPU stalls for milliseconds now and then.
  */
 #define XNIC_TX_RTO_MS		20
-#define XNIC_TX_RTO_MIN_MS	8
+#define XNIC_TX_RTO_MIN_US	10000
 #define XNIC_TX_RTO_MAX_MS	1000
 /* Most receive WQEs a responder has copied out and not completed. */
 #define XNIC_RX_MAX_MSG		256
@@ -51,6 +83,11 @@
 #define XNIC_RX_MAX_READS	16
 /* A responder ACKs at least every this many new frames. */
 #define XNIC_RX_ACK_EVERY	16
+/*
+ * Frames that asked for no ACK are acknowledged this many jiffies later
+ * at the latest (the next tick): far below any retransmission timeout.
+ */
+#define XNIC_RX_ACK_DELAY	1
 /* Headroom reserved in frames we build (link layer header and more). */
 #define XNIC_TX_HEADROOM	(LL_MAX_HEADER + ETH_HLEN)
 /* HELLO period, ms */
@@ -160,6 +197,18 @@ static inline void xnic_cnt_inc(struct xnic_dev *xdev, enum xnic_tp_counter c)
 
 /* ------------------------------ requester ------------------------------ */
 
+/*
+ * What a resend sends of the PSNs not done, in increasing order of width:
+ * the first only (a probe, at the first timeout); the first and those
+ * last sent a timeout ago or more (repeated timeouts); all of them (RNR
+ * wait over, PSN sequence NAK).
+ */
+enum xnic_retx {
+	XNIC_RETX_PROBE,
+	XNIC_RETX_OLD,
+	XNIC_RETX_ALL,
+};
+
 /**
  * struct xnic_tx_wqe - a WQE copied out of the SQ, until it completes
  * @wqe: the validated copy; only this is used
@@ -190,16 +239,18 @@ struct xnic_tx_wqe {
  * @done: acknowledged (READ_REQ: every response segment received)
  * @offset: message offset of its data (READ_REQ: of the chunk asked for)
  * @len: bytes of data (READ_REQ: bytes asked for)
+ * @retx: sent more than once (no round trip sample from it: Karn)
  * @segs: READ_REQ: bitmap of response segments received
- * @sent: jiffies of its last transmission
+ * @sent: local_clock() of its last transmission, ns
  */
 struct xnic_tx_slot {
 	u16 widx;
 	bool done;
+	bool retx;
 	u32 offset;
 	u32 len;
 	u64 segs;
-	unsigned long sent;
+	u64 sent;
 };
 
 /**
@@ -222,6 +273,13 @@ struct xnic_tx_slot {
  * @retry_limit: timeouts allowed (the QP's retry_cnt)
  * @rnr_limit: RNR NAKs allowed (rnr_retry; XNIC_RNR_INFINITE: no limit)
  * @max_reads: READ_REQs allowed outstanding
+ * @resending: a resend is under way (timeout, RNR, PSN sequence NAK):
+ *	PSNs not done from @retx_next on, see xnic_tx_resend_from()
+ * @retx_mode: what the resend sends, enum xnic_retx
+ * @retx_first: the next PSN not done is sent whatever its age
+ * @retx_next: next PSN the resend looks at
+ * @srtt: smoothed round trip time, ns (0: no sample yet)
+ * @rttvar: round trip time variation, ns
  * @rto_base: first retransmission timeout, jiffies (the QP's timeout)
  * @rto_max: largest retransmission timeout, jiffies
  * @rto: current retransmission timeout, jiffies
@@ -250,6 +308,12 @@ struct xnic_tx {
 	u8 retry_limit;
 	u8 rnr_limit;
 	unsigned int max_reads;
+	bool resending;
+	u8 retx_mode;
+	bool retx_first;
+	u32 retx_next;
+	u64 srtt;
+	u64 rttvar;
 	unsigned long rto_base;
 	unsigned long rto_max;
 	unsigned long rto;
@@ -289,15 +353,19 @@ struct xnic_rx_msg {
 };
 
 /**
- * struct xnic_rx_read - a READ_REQ waiting for the PSNs before it
+ * struct xnic_rx_read - a READ_REQ not answered in full yet: waiting for
+ *	the PSNs before it, or with responses left to send (runnable once
+ *	epsn passed @psn)
  * @used: slot in use
+ * @dup: a repeated READ_REQ: dropped rather than NAKed when it fails
  * @psn: its PSN
- * @info: its header
- * @length: bytes asked for
+ * @info: its header; @info.offset is the next byte to send
+ * @length: bytes left to send
  * @seg: response segment size
  */
 struct xnic_rx_read {
 	bool used;
+	bool dup;
 	u32 psn;
 	struct xnic_wire_info info;
 	u32 length;
@@ -312,6 +380,9 @@ struct xnic_rx_read {
  * @win: received PSNs
  * @rmsn: receive sequence number of the oldest receive WQE not completed
  * @unacked: new frames since the last ACK
+ * @ack_due: a delayed ACK is due at @ack_at (frames arrived that asked
+ *	for none)
+ * @ack_at: when the delayed ACK goes out, jiffies
  * @err_pending: an error was found at @err_psn; reported once every PSN
  *	before it has arrived (so that earlier messages complete first)
  * @err_psn: PSN of the error
@@ -334,6 +405,8 @@ struct xnic_rx {
 	struct xnic_psn_win win;
 	u32 rmsn;
 	unsigned int unacked;
+	bool ack_due;
+	unsigned long ack_at;
 	bool err_pending;
 	u32 err_psn;
 	u8 err_syndrome;
@@ -350,18 +423,39 @@ struct xnic_rx {
 
 /**
  * struct xnic_tp_qp - transport state of a QP (xnic_qp.tp.priv)
+ * @lock: the tp lock: guards everything below, and the QP's ring indices
+ *	the transport owns (sq.kidx, rq.kidx); see the lock order above
+ * @dead: being released: xnic_tp_lock() fails (@lock)
+ * @activate: xnic_tp_unlock() hands the QP to the engine (work left over),
+ *	once the lock is dropped and this context's frames are out
+ * @qp: the QP
+ * @timer: retransmission and RNR timer; hands the QP to the engine
+ * @rcu: deferred free (xnic_tp_lock() looks the state up under RCU)
  * @tx: requester
  * @rx: responder
  */
 struct xnic_tp_qp {
+	spinlock_t lock;	/* the tp lock */
+	bool dead;
+	bool activate;
+	struct xnic_qp *qp;
+	struct timer_list timer;
+	struct rcu_head rcu;
 	struct xnic_tx tx;
 	struct xnic_rx rx;
 };
 
+/* The transport state of a QP whose tp lock the caller holds. */
 static inline struct xnic_tp_qp *xnic_tp(struct xnic_qp *qp)
 {
-	return qp->tp.priv;
+	/* The holder of the lock keeps the state from being released. */
+	return rcu_dereference_protected(qp->tp.priv, true);
 }
+
+struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp);
+void xnic_tp_unlock(struct xnic_tp_qp *tp);
+void xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
+		  const struct xnic_wire_info *i);
 
 static inline u32 xnic_qpn(const struct xnic_qp *qp)
 {
@@ -395,8 +489,11 @@ static inline void xnic_ring_release(struct xnic_ring *ring)
 
 /* wire.c */
 struct sk_buff *xnic_frame_alloc(unsigned int payload_len, gfp_t gfp);
+int xnic_frame_add_mr(struct sk_buff *skb, struct xnic_mr *mr, u64 addr,
+		      u32 len);
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
 bool xnic_frame_crc_ok(const struct sk_buff *skb, struct xnic_wire_hdr *hdr);
+void xnic_crc_select(void);
 
 /* peer.c */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);
@@ -412,8 +509,16 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			  struct sk_buff *skb);
 void xnic_tx_flush(struct xnic_qp *qp);
+void xnic_tx_timer(struct timer_list *t);
+
+/* tp.c */
+void __xnic_tp_qp_flush(struct xnic_qp *qp);
+void xnic_tp_arm(struct xnic_tp_qp *tp, unsigned long when);
 
 /* rx.c */
 void xnic_rx_flush(struct xnic_qp *qp);
+bool xnic_rx_run_reads(struct xnic_qp *qp, unsigned int *budget);
+void xnic_rx_timer(struct xnic_qp *qp);
+bool xnic_rx_reads_pending(struct xnic_qp *qp);
 
 #endif /* XNIC_TRANSPORT_PRIV_H */

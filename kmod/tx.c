@@ -5,10 +5,14 @@
  * retransmits on timeout, on SACK holes and on NAKs, places RDMA READ
  * responses, and completes WQEs in order. See wire-protocol.rst.
  *
- * Everything here runs in the engine thread (transport_priv.h).
+ * Everything here runs under the QP's tp lock, from the engine thread,
+ * the wakeup syscall or the receive softirq (transport_priv.h). Frames
+ * are allocated GFP_ATOMIC; one that cannot be built or sent is recovered
+ * like a loss.
  */
 #include <linux/jiffies.h>
 #include <linux/log2.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 
 #include "engine.h"
@@ -84,19 +88,24 @@ static void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w,
 	if (w && !w->status)
 		w->status = status;
 	xnic_qp_to_error(qp);
-	xnic_tp_qp_flush(qp);
+	__xnic_tp_qp_flush(qp);
 }
 
-/* Copy a validated WQE's SGE list into @dst. Return 0 or an XNIC_WC_*. */
+/*
+ * Gather @n bytes at offset @off of a validated WQE's data into @skb:
+ * copied into the linear part (inline data, small payloads), or attached
+ * as fragments of the MR pages (zero copy). Return 0 or an XNIC_WC_*;
+ * -EMSGSIZE when the pieces need more fragments than an skb has.
+ */
 static int xnic_tx_gather(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
-			  u32 off, u8 *dst, u32 n)
+			  u32 off, struct sk_buff *skb, u32 n, bool zc)
 {
 	const struct xnic_sq_wqe *wqe = &w->wqe;
 	struct xnic_mr *mr;
-	int k, status = XNIC_WC_LOC_LEN_ERR;
+	int k, err, status = XNIC_WC_LOC_LEN_ERR;
 
 	if (wqe->flags & XNIC_WQE_F_INLINE) {
-		memcpy(dst, wqe->inline_data + off, n);
+		skb_put_data(skb, wqe->inline_data + off, n);
 		return 0;
 	}
 	for (k = 0; k < wqe->num_sge && n; k++) {
@@ -112,16 +121,51 @@ static int xnic_tx_gather(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
 				 sge->addr + off, c, &status);
 		if (!mr)
 			return status;
-		if (xnic_mr_copy_from(mr, sge->addr + off, dst, c)) {
-			xnic_mr_put(mr);
-			return XNIC_WC_LOC_PROT_ERR;
-		}
+		if (zc)
+			err = xnic_frame_add_mr(skb, mr, sge->addr + off, c);
+		else
+			err = xnic_mr_copy_from(mr, sge->addr + off,
+						skb_put(skb, c), c);
 		xnic_mr_put(mr);
-		dst += c;
+		if (err)
+			return err == -EMSGSIZE ? err : XNIC_WC_LOC_PROT_ERR;
 		n -= c;
 		off = 0;
 	}
 	return n ? status : 0;
+}
+
+/*
+ * A data frame (WRITE, SEND) with @n bytes of @w from @off: zero copy
+ * when the payload is large enough, else copied. Return the frame, or
+ * NULL with *@status 0 (out of memory: like a loss) or an XNIC_WC_*.
+ */
+static struct sk_buff *xnic_tx_data_frame(struct xnic_qp *qp,
+					  const struct xnic_tx_wqe *w,
+					  u32 off, u32 n, int *status)
+{
+	bool zc = n >= XNIC_TX_ZC_MIN && !(w->wqe.flags & XNIC_WQE_F_INLINE);
+	struct sk_buff *skb;
+
+	*status = 0;
+	skb = xnic_frame_alloc(zc ? 0 : n, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	*status = xnic_tx_gather(qp, w, off, skb, n, zc);
+	if (*status == -EMSGSIZE) {
+		/* Too many pieces for one skb: copy them instead. */
+		kfree_skb(skb);
+		*status = 0;
+		skb = xnic_frame_alloc(n, GFP_ATOMIC);
+		if (!skb)
+			return NULL;
+		*status = xnic_tx_gather(qp, w, off, skb, n, false);
+	}
+	if (*status) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
 }
 
 /* Place READ response bytes into a READ WQE's SGEs. */
@@ -298,12 +342,18 @@ static void xnic_tx_info(struct xnic_qp *qp, struct xnic_tx_wqe *w,
 	    xnic_wr_uses_rq(wqe->opcode))
 		i->flags |= XNIC_WF_SOLICITED;
 	/*
-	 * Ask for an ACK at the end of a message, now and then, and when
-	 * the window is about to fill, so that it reopens without a timeout.
+	 * Ask for an ACK at the end of a message someone waits for (a
+	 * signaled WQE), every XNIC_TX_ACKREQ_EVERY PSNs, and on the PSN that
+	 * fills the window, so that it reopens without a timeout. Not more
+	 * (as rxe): an ACK costs about what a small frame does, and when a
+	 * ping-pong's sender had to process one it answers later. The
+	 * responder acknowledges the rest within a tick (delayed ACK).
 	 */
-	if (i->opcode == XNIC_OP_READ_REQ || s->offset + s->len == w->len ||
+	if (i->opcode == XNIC_OP_READ_REQ ||
+	    (s->offset + s->len == w->len &&
+	     (qp->sq_sig_all || (wqe->flags & XNIC_WQE_F_SIGNALED))) ||
 	    psn % XNIC_TX_ACKREQ_EVERY == 0 ||
-	    psn - tx->una >= XNIC_TX_WINDOW - XNIC_TX_ACKREQ_EVERY)
+	    psn - tx->una == XNIC_TX_WINDOW - 1)
 		i->flags |= XNIC_WF_ACKREQ;
 }
 
@@ -339,7 +389,7 @@ static void xnic_tx_read_range(const struct xnic_tx *tx,
 
 /*
  * (Re)transmit PSN @psn. Return 0 (also when the frame was lost on the
- * way out: that is recovered like loss), -ENOMEM to try again later, or
+ * way out, or could not be allocated: that is recovered like loss), or
  * -EIO when the WQE failed locally (the QP is in error now).
  */
 static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
@@ -354,43 +404,59 @@ static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 	u32 len;
 
 	xnic_tx_info(qp, w, s, psn, &i);
-	if (retx)
+	if (retx) {
 		i.flags |= XNIC_WF_RETX | XNIC_WF_ACKREQ;
-	skb = xnic_frame_alloc(i.payload_len, GFP_KERNEL);
-	if (!skb)
-		return -ENOMEM;
+		s->retx = true;
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
+	}
+	s->sent = local_clock();
 	if (i.opcode == XNIC_OP_READ_REQ) {
+		skb = xnic_frame_alloc(sizeof(*rr), GFP_ATOMIC);
+		if (!skb)
+			goto nomem;
 		rr = skb_put(skb, sizeof(*rr));
 		xnic_tx_read_range(tx, s, &i.offset, &len);
 		rr->length = cpu_to_be32(len);
 		rr->seg_size = cpu_to_be32(tx->mtu);
 	} else {
-		status = xnic_tx_gather(qp, w, s->offset,
-					skb_put(skb, s->len), s->len);
-		if (status) {
-			kfree_skb(skb);
+		skb = xnic_tx_data_frame(qp, w, s->offset, s->len, &status);
+		if (!skb && status) {
 			xnic_tx_fail(qp, w, status);
 			return -EIO;
 		}
+		if (!skb)
+			goto nomem;
 	}
-	xnic_frame_finish(skb, &i);
-	xnic_tp_xmit(qp->xdev, tx->remote_node, skb);
-	s->sent = jiffies;
-	if (retx)
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
+	xnic_tp_send(qp, tx->remote_node, skb, &i);
 	return 0;
+
+nomem:
+	xnic_cnt_inc(qp->xdev, XNIC_CNT_TX_DROPS);
+	return 0;
+}
+
+/* (Re)start the retransmission deadline one timeout from now. */
+static void xnic_tx_restart_timer(struct xnic_tp_qp *tp)
+{
+	struct xnic_tx *tx = &tp->tx;
+
+	tx->deadline = jiffies + tx->rto;
+	if (tx->timer_on)
+		xnic_tp_arm(tp, tx->deadline);
 }
 
 /* Assign the next PSN of the WQE being segmented and send it. */
 static int xnic_tx_send_new(struct xnic_qp *qp)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
 	struct xnic_tx_wqe *w = xnic_tx_wqe(tx, tx->cur);
 	struct xnic_tx_slot *s = xnic_tx_slot(tx, tx->next_psn);
 	u32 psn = tx->next_psn;
 
 	s->widx = tx->cur & (tx->nr_wqe - 1);
 	s->done = false;
+	s->retx = false;
 	s->segs = 0;
 	s->offset = w->next_off;
 	s->len = min(xnic_tx_psn_bytes(tx, w), w->len - w->next_off);
@@ -405,26 +471,64 @@ static int xnic_tx_send_new(struct xnic_qp *qp)
 	tx->next_psn++;
 	if (!tx->timer_on) {
 		tx->timer_on = true;
-		tx->deadline = jiffies + tx->rto;
+		xnic_tx_restart_timer(tp);
 	}
 	return xnic_tx_send_psn(qp, psn, false);
 }
 
-/* Retransmit every PSN in [from, next_psn) that is not done. */
-static int xnic_tx_resend_from(struct xnic_qp *qp, u32 from)
+/*
+ * Resend from PSN @from on (enum xnic_retx says what). The work is done
+ * in bounded steps by xnic_tx_resend(); a resend under way is merged
+ * with the new one (the earlier start, the wider mode).
+ */
+static void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u32 psn;
-	int err;
-
 	if (xnic_psn_before(from, tx->una))
 		from = tx->una;
-	for (psn = from; xnic_psn_before(psn, tx->next_psn); psn++) {
-		if (xnic_tx_slot(tx, psn)->done)
+	if (tx->resending) {
+		if (xnic_psn_before(tx->retx_next, from))
+			from = tx->retx_next;
+		mode = max(mode, tx->retx_mode);
+	}
+	tx->resending = true;
+	tx->retx_mode = mode;
+	tx->retx_first = true;
+	tx->retx_next = from;
+}
+
+/*
+ * Continue the resend started by xnic_tx_resend_from(), at most *@budget
+ * frames. Return 0 or -EIO (the QP failed).
+ */
+static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	u64 age = jiffies_to_nsecs(tx->rto), now = local_clock();
+	int err;
+
+	if (xnic_psn_before(tx->retx_next, tx->una))
+		tx->retx_next = tx->una;
+	while (tx->resending && *budget) {
+		struct xnic_tx_slot *s;
+		u32 psn = tx->retx_next;
+
+		if (!xnic_psn_before(psn, tx->next_psn) ||
+		    (tx->retx_mode == XNIC_RETX_PROBE && !tx->retx_first)) {
+			tx->resending = false;
+			break;
+		}
+		tx->retx_next++;
+		s = xnic_tx_slot(tx, psn);
+		if (s->done)
 			continue;
+		if (tx->retx_mode != XNIC_RETX_ALL && !tx->retx_first &&
+		    (now < s->sent || now - s->sent < age))
+			continue;
+		tx->retx_first = false;
 		err = xnic_tx_send_psn(qp, psn, true);
 		if (err)
 			return err;
+		(*budget)--;
 	}
 	return 0;
 }
@@ -441,9 +545,38 @@ static void xnic_tx_slot_done(struct xnic_tx *tx, struct xnic_tx_slot *s)
 		tx->reads--;
 }
 
-/* After slots became done: move una, restart the retransmission timer. */
-static void xnic_tx_progress(struct xnic_tx *tx)
+/* The timeout from the round trip estimate (RFC 6298), jiffies. */
+static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 {
+	u64 us;
+
+	if (!tx->srtt)
+		return tx->rto_base;
+	us = div_u64(tx->srtt + 4 * tx->rttvar, NSEC_PER_USEC);
+	us = max_t(u64, us, XNIC_TX_RTO_MIN_US);
+	/* + 1: a timer fires up to a jiffy early relative to a sample. */
+	return min(usecs_to_jiffies(us) + 1, tx->rto_max);
+}
+
+/* A round trip sample, ns (RFC 6298 section 2, alpha 1/8, beta 1/4). */
+static void xnic_tx_rtt_sample(struct xnic_tx *tx, u64 rtt)
+{
+	u64 delta;
+
+	if (!tx->srtt) {
+		tx->srtt = rtt ?: 1;
+		tx->rttvar = rtt / 2;
+		return;
+	}
+	delta = tx->srtt > rtt ? tx->srtt - rtt : rtt - tx->srtt;
+	tx->rttvar = (3 * tx->rttvar + delta) / 4;
+	tx->srtt = max_t(u64, (7 * tx->srtt + rtt) / 8, 1);
+}
+
+/* After slots became done: move una, restart the retransmission timer. */
+static void xnic_tx_progress(struct xnic_tp_qp *tp)
+{
+	struct xnic_tx *tx = &tp->tx;
 	u32 una = tx->una;
 
 	while (una != tx->next_psn && xnic_tx_slot(tx, una)->done)
@@ -452,9 +585,13 @@ static void xnic_tx_progress(struct xnic_tx *tx)
 		tx->rnr_retries = 0;
 	tx->una = una;
 	tx->retries = 0;
-	tx->rto = tx->rto_base;
+	tx->rto = xnic_tx_rto(tx);
 	tx->timer_on = una != tx->next_psn;
-	tx->deadline = jiffies + tx->rto;
+	/*
+	 * The timer is armed at the old deadline or earlier: when it fires
+	 * it looks at the new one (cheaper than moving it for every ACK).
+	 */
+	xnic_tx_restart_timer(tp);
 }
 
 /*
@@ -507,12 +644,11 @@ static void xnic_tx_start(struct xnic_qp *qp)
 
 	/*
 	 * IBTA timeout 0 means "wait for ever"; we still need a timer to
-	 * recover from loss, and take our default. Software on an emulated
-	 * CPU is slow: never below XNIC_TX_RTO_MIN_MS.
+	 * recover from loss, and take our default. Until round trips are
+	 * measured this is the timeout; never below XNIC_TX_RTO_MIN_US.
 	 */
 	us = xnic_wire_ack_timeout_us(timeout) ?: XNIC_TX_RTO_MS * 1000ULL;
-	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_MS * 1000ULL,
-		     60ULL * USEC_PER_SEC);
+	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_US, 60ULL * USEC_PER_SEC);
 	tx->rto_base = max_t(unsigned long, usecs_to_jiffies(us), 2);
 	tx->rto_max = max(tx->rto_base, msecs_to_jiffies(XNIC_TX_RTO_MAX_MS));
 	tx->max_reads = clamp_t(unsigned int, rd, 1, XNIC_TX_MAX_READS);
@@ -529,8 +665,11 @@ static void xnic_tx_start(struct xnic_qp *qp)
 	tx->stopped = false;
 	tx->timer_on = false;
 	tx->rnr_wait = false;
+	tx->resending = false;
 	tx->retries = 0;
 	tx->rnr_retries = 0;
+	tx->srtt = 0;
+	tx->rttvar = 0;
 	tx->rto = tx->rto_base;
 	tx->started = true;
 }
@@ -558,7 +697,8 @@ static void xnic_tx_bad_state(struct xnic_qp *qp)
 /* The retransmission timer expired. Return false when the QP failed. */
 static bool xnic_tx_timeout(struct xnic_qp *qp)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
 
 	xnic_cnt_inc(qp->xdev, XNIC_CNT_TIMEOUTS);
 	if (++tx->retries > tx->retry_limit) {
@@ -568,63 +708,48 @@ static bool xnic_tx_timeout(struct xnic_qp *qp)
 			     XNIC_WC_RETRY_EXC_ERR);
 		return false;
 	}
+	/*
+	 * The first expiry resends only the oldest PSN not done: an emulated
+	 * CPU (or a loaded host) stalls for longer than any sane timeout now
+	 * and then, and the ACK of that one probe tells what really is
+	 * missing (fast retransmit then resends the holes). Loss of the tail
+	 * of the window takes a second expiry, which resends all that is old.
+	 */
+	xnic_tx_resend_from(tx, tx->una, tx->retries == 1 ? XNIC_RETX_PROBE :
+						      XNIC_RETX_OLD);
 	tx->rto = min(tx->rto * 2, tx->rto_max);
-	tx->deadline = jiffies + tx->rto;
-	return xnic_tx_resend_from(qp, tx->una) != -EIO;
+	xnic_tx_restart_timer(tp);
+	return true;
 }
 
-/**
- * xnic_tp_qp_process() - run the requester of a QP
- * @qp: the QP
- * @deadline: with XNIC_TP_WAIT, set to when to call again at the latest
- *	(jiffies)
- *
- * Takes new WQEs from the SQ, sends what the window allows (at most
- * XNIC_TX_BUDGET frames), handles the retransmission and RNR timers and
- * completes finished WQEs.
- *
- * Context: engine thread.
- * Return: XNIC_TP_BUSY when there is more to send now, XNIC_TP_WAIT when
- * waiting for ACKs or a timer, XNIC_TP_IDLE when nothing is outstanding.
- */
-enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
-				       unsigned long *deadline)
+/* Whether the requester has a new PSN it may send now. */
+static bool xnic_tx_can_send(struct xnic_qp *qp)
 {
-	struct xnic_tp_qp *tp = xnic_tp(qp);
-	struct xnic_tx *tx = &tp->tx;
-	enum ib_qp_state state = xnic_qp_state(qp);
-	unsigned int sent = 0;
-	bool blocked = false;
-	u32 prod;
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tx_wqe *w;
+
+	if (tx->rnr_wait || tx->next_psn - tx->una >= XNIC_TX_WINDOW)
+		return false;
+	if (tx->cur == tx->fetch)
+		return !tx->stopped &&
+		       xnic_ring_producer(&qp->sq) != tx->fetch &&
+		       tx->fetch - qp->sq.kidx < tx->nr_wqe;
+	w = xnic_tx_wqe(tx, tx->cur);
+	return w->status || !xnic_wr_is_read(w) || tx->reads < tx->max_reads;
+}
+
+/*
+ * Send new PSNs while the window and *@budget allow. Return 0, or -EIO
+ * when the QP failed.
+ */
+static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	int err;
 
-	if (state == IB_QPS_ERR) {
-		xnic_tp_qp_flush(qp);
-		return XNIC_TP_IDLE;
-	}
-	if (state != IB_QPS_RTS) {
-		xnic_tx_bad_state(qp);
-		return XNIC_TP_IDLE;
-	}
-	if (!tx->started)
-		xnic_tx_start(qp);
-
-	if (tx->rnr_wait) {
-		if (time_before(jiffies, tx->rnr_until)) {
-			*deadline = tx->rnr_until;
-			return XNIC_TP_WAIT;
-		}
-		tx->rnr_wait = false;
-		tx->timer_on = true;
-		tx->deadline = jiffies + tx->rto;
-		if (xnic_tx_resend_from(qp, tx->una) == -EIO)
-			return XNIC_TP_IDLE;
-	}
-	if (tx->timer_on && !time_before(jiffies, tx->deadline) &&
-	    !xnic_tx_timeout(qp))
-		return XNIC_TP_IDLE;
-
-	while (sent < XNIC_TX_BUDGET) {
+	if (tx->rnr_wait)
+		return 0;
+	while (*budget) {
 		struct xnic_tx_wqe *w;
 
 		if (tx->cur == tx->fetch) {
@@ -632,7 +757,7 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 				break;
 			err = xnic_tx_fetch(qp);
 			if (err < 0)
-				return XNIC_TP_IDLE;
+				return err;
 			if (!err)
 				break;
 			continue;
@@ -643,46 +768,158 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 			continue;
 		}
 		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
-		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads)) {
-			blocked = true;
+		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads))
 			break;
-		}
 		err = xnic_tx_send_new(qp);
-		if (err == -EIO)
-			return XNIC_TP_IDLE;
-		if (err) {
-			*deadline = jiffies + 1;
-			return XNIC_TP_WAIT;
-		}
-		sent++;
+		if (err)
+			return err;
+		(*budget)--;
 	}
-	if (!xnic_tx_complete(qp))
-		return XNIC_TP_IDLE;
-
-	if (sent == XNIC_TX_BUDGET && !blocked)
-		return XNIC_TP_BUSY;
-	prod = xnic_ring_producer(&qp->sq);
-	if (!blocked && !tx->stopped && tx->cur == tx->fetch &&
-	    prod != tx->fetch && tx->fetch - qp->sq.kidx < tx->nr_wqe)
-		return XNIC_TP_BUSY;
-	if (qp->sq.kidx == tx->fetch && !tx->timer_on)
-		return XNIC_TP_IDLE;
-	*deadline = tx->timer_on ? tx->deadline : jiffies + HZ / 10;
-	return XNIC_TP_WAIT;
+	return 0;
 }
 
-/* Fast retransmit: resend holes that three later PSNs have overtaken. */
-static int xnic_tx_fast_retransmit(struct xnic_qp *qp)
+/* Run the requester with the tp lock held; see xnic_tp_qp_process(). */
+static enum xnic_tp_status __xnic_tp_qp_process(struct xnic_qp *qp,
+						unsigned int budget)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
+	enum ib_qp_state state = xnic_qp_state(qp);
+
+	if (state == IB_QPS_ERR) {
+		__xnic_tp_qp_flush(qp);
+		return XNIC_TP_IDLE;
+	}
+	/* READ responses left over (a responder in RTR or RTS). */
+	if ((state == IB_QPS_RTR || state == IB_QPS_RTS) &&
+	    !xnic_rx_run_reads(qp, &budget))
+		return XNIC_TP_IDLE;
+	if (state != IB_QPS_RTS) {
+		xnic_tx_bad_state(qp);
+		goto out;
+	}
+	if (!tx->started)
+		xnic_tx_start(qp);
+
+	if (tx->rnr_wait) {
+		if (time_before(jiffies, tx->rnr_until)) {
+			xnic_tp_arm(tp, tx->rnr_until);
+			goto out;
+		}
+		tx->rnr_wait = false;
+		tx->timer_on = true;
+		xnic_tx_restart_timer(tp);
+		xnic_tx_resend_from(tx, tx->una, XNIC_RETX_ALL);
+	}
+	if (tx->timer_on && !time_before(jiffies, tx->deadline) &&
+	    !xnic_tx_timeout(qp))
+		return XNIC_TP_IDLE;
+	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget))
+		return XNIC_TP_IDLE;
+	if (!xnic_tx_complete(qp))
+		return XNIC_TP_IDLE;
+out:
+	if (budget)
+		return XNIC_TP_IDLE;
+	if (xnic_rx_reads_pending(qp) ||
+	    (tx->started && (tx->resending || xnic_tx_can_send(qp))))
+		return XNIC_TP_BUSY;
+	return XNIC_TP_IDLE;
+}
+
+/**
+ * xnic_tp_qp_process() - run the requester of a QP
+ * @qp: the QP
+ * @budget: most frames to send
+ *
+ * Takes new WQEs from the SQ, sends what the window allows, handles an
+ * expired retransmission or RNR timer, sends READ responses left over by
+ * the receive path, and completes finished WQEs. A QP that may not send
+ * with WQEs posted fails them (transport.h); a QP in error is flushed.
+ *
+ * Context: process context or softirq; takes the QP's tp lock.
+ * Return: XNIC_TP_BUSY when the budget ran out with more to send,
+ * XNIC_TP_IDLE otherwise (the timer and ACKs bring the QP back).
+ */
+enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
+				       unsigned int budget)
+{
+	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
+	enum xnic_tp_status ret;
+
+	if (!tp)
+		return XNIC_TP_IDLE;
+	ret = __xnic_tp_qp_process(qp, budget);
+	xnic_tp_unlock(tp);
+	return ret;
+}
+
+/**
+ * xnic_tp_qp_post() - run the requester of a QP for the wakeup syscall
+ * @qp: the QP
+ * @budget: most frames to send
+ *
+ * xnic_tp_qp_process(), unless the QP still had frames to send from
+ * before (a message larger than one batch, a full window, a resend): its
+ * ACKs clock those out, and a second sender on another CPU would reorder
+ * its PSNs; the caller then hands it to the engine.
+ *
+ * Context: process context; takes the QP's tp lock.
+ * Return: XNIC_TP_BUSY when the engine should run the QP, else
+ * XNIC_TP_IDLE.
+ */
+enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
+{
+	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
+	struct xnic_tx *tx;
+	enum xnic_tp_status ret = XNIC_TP_BUSY;
+
+	if (!tp)
+		return XNIC_TP_IDLE;
+	tx = &tp->tx;
+	if (!tx->started || (tx->cur == tx->fetch && !tx->resending))
+		ret = __xnic_tp_qp_process(qp, budget);
+	xnic_tp_unlock(tp);
+	return ret;
+}
+
+/*
+ * After an ACK or READ response opened the window: send what it allows,
+ * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq), and leave the
+ * rest to the engine; when the engine runs the QP, leave all to it (one
+ * sender at a time: xnic_engine_owns_qp()).
+ */
+static void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned long age = max_t(unsigned long, tx->rto / 4, 1);
+	unsigned int budget = XNIC_TX_ACK_BUDGET;
+
+	if (!tx->resending && !xnic_tx_can_send(qp))
+		return;
+	if (xnic_engine_owns_qp(qp->xdev, qp))
+		return;
+	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
+	    !xnic_tx_complete(qp))
+		return;
+	if (!budget && (tx->resending || xnic_tx_can_send(qp)))
+		xnic_tp(qp)->activate = true;
+}
+
+/*
+ * Fast retransmit: resend holes that three later PSNs have overtaken and
+ * that were sent a quarter of the timeout ago, at most @budget of them.
+ */
+static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	u64 age = jiffies_to_nsecs(tx->rto) / 4, now = local_clock();
 	unsigned int after = 0;
 	u32 psn;
 	int err;
 
 	if (tx->rnr_wait)
 		return 0;
-	for (psn = tx->next_psn; psn != tx->una;) {
+	for (psn = tx->next_psn; psn != tx->una && budget;) {
 		struct xnic_tx_slot *s = xnic_tx_slot(tx, --psn);
 
 		if (s->done) {
@@ -690,11 +927,12 @@ static int xnic_tx_fast_retransmit(struct xnic_qp *qp)
 			continue;
 		}
 		if (after < 3 || xnic_wr_is_read(&tx->wqes[s->widx]) ||
-		    time_before(jiffies, s->sent + age))
+		    now < s->sent || now - s->sent < age)
 			continue;
 		err = xnic_tx_send_psn(qp, psn, true);
 		if (err)
 			return err;
+		budget--;
 	}
 	return 0;
 }
@@ -706,7 +944,7 @@ static int xnic_tx_fast_retransmit(struct xnic_qp *qp)
 static int xnic_tx_read_fast_retransmit(struct xnic_qp *qp, u32 upto_psn)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned long age = max_t(unsigned long, tx->rto / 4, 1);
+	u64 age = jiffies_to_nsecs(tx->rto) / 4, now = local_clock();
 	u32 psn;
 	int err;
 
@@ -714,7 +952,7 @@ static int xnic_tx_read_fast_retransmit(struct xnic_qp *qp, u32 upto_psn)
 		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
 
 		if (s->done || !xnic_wr_is_read(&tx->wqes[s->widx]) ||
-		    time_before(jiffies, s->sent + age))
+		    now < s->sent || now - s->sent < age)
 			continue;
 		err = xnic_tx_send_psn(qp, psn, true);
 		if (err)
@@ -757,24 +995,78 @@ static bool xnic_tx_frame_ok(struct xnic_qp *qp,
 	return true;
 }
 
+/*
+ * Mark what an ACK covers done; take a round trip sample from the newest
+ * PSN it covers that was sent once. *@holes tells whether the selective
+ * ACK covers anything (then there may be holes to fast retransmit).
+ * Return whether anything became done.
+ */
+static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
+			      const u64 sack[XNIC_WIRE_SACK_BITS / 64],
+			      bool *holes)
+{
+	struct xnic_tx_slot *sample = NULL;
+	bool progress = false;
+	u32 psn, end = tx->next_psn;
+	int k;
+
+	*holes = false;
+	for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++)
+		*holes |= !!sack[k];
+	/*
+	 * Without selective ACKs nothing from @cum on needs looking at (and
+	 * a stale ACK, @cum before una, covers nothing new).
+	 */
+	if (!*holes && xnic_psn_before(cum, end))
+		end = xnic_psn_before(cum, tx->una) ? tx->una : cum;
+	for (psn = tx->una; xnic_psn_before(psn, end); psn++) {
+		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
+
+		if (s->done)
+			continue;
+		if (!xnic_psn_before(psn, cum) &&
+		    !xnic_sack_test(sack, cum, psn))
+			continue;
+		/* A READ is done when its responses are in, not on ACK. */
+		if (xnic_wr_is_read(&tx->wqes[s->widx]))
+			continue;
+		xnic_tx_slot_done(tx, s);
+		progress = true;
+		if (!s->retx)
+			sample = s;
+	}
+	if (sample) {
+		u64 now = local_clock();
+
+		if (now >= sample->sent)
+			xnic_tx_rtt_sample(tx, now - sample->sent);
+	}
+	return progress;
+}
+
 /**
  * xnic_tx_ack_rx() - handle an ACK or NAK for the requester of a QP
  * @qp: the QP
  * @i: the frame's header, accepted by xnic_wire_check()
  * @ack: its payload
  *
- * Context: engine thread.
+ * Completes what the ACK covers, retransmits holes and NAKed PSNs, and
+ * sends what the reopened window allows (at most XNIC_TX_ACK_BUDGET
+ * frames; the engine does the rest).
+ *
+ * Context: softirq, tp lock held.
  */
 void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		    const struct xnic_wire_ack *ack)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
 	u64 sack[XNIC_WIRE_SACK_BITS / 64];
-	u32 cum = i->psn, nak_psn, psn;
+	u32 cum = i->psn, nak_psn;
 	struct xnic_tx_wqe *w;
-	bool progress = false;
 	u8 syn = ack->syndrome;
 	unsigned int delay;
+	bool holes;
 	int k;
 
 	if (!xnic_tx_frame_ok(qp, i))
@@ -794,31 +1086,20 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 
 	for (k = 0; k < ARRAY_SIZE(sack); k++)
 		sack[k] = be64_to_cpu(ack->sack[k]);
-	for (psn = tx->una; psn != tx->next_psn; psn++) {
-		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
-
-		/* A READ is done when its responses are in, not on ACK. */
-		if (s->done || xnic_wr_is_read(&tx->wqes[s->widx]))
-			continue;
-		if (xnic_psn_before(psn, cum) || xnic_sack_test(sack, cum, psn)) {
-			xnic_tx_slot_done(tx, s);
-			progress = true;
-		}
-	}
-	if (progress)
-		xnic_tx_progress(tx);
+	if (xnic_tx_ack_slots(tx, cum, sack, &holes))
+		xnic_tx_progress(tp);
 	if (!xnic_tx_complete(qp))
 		return;
 
 	nak_psn = be32_to_cpu(ack->nak_psn);
 	switch (syn) {
 	case XNIC_NAK_NONE:
-		if (xnic_tx_fast_retransmit(qp) == -EIO)
+		if (holes &&
+		    xnic_tx_fast_retransmit(qp, XNIC_TX_ACK_BUDGET) == -EIO)
 			return;
 		break;
 	case XNIC_NAK_PSN_SEQ:
-		if (xnic_tx_resend_from(qp, cum) == -EIO)
-			return;
+		xnic_tx_resend_from(tx, cum, XNIC_RETX_ALL);
 		break;
 	case XNIC_NAK_RNR:
 		w = xnic_tx_psn_wqe(tx, nak_psn);
@@ -833,7 +1114,8 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		delay = xnic_wire_rnr_us(ack->rnr_timer);
 		tx->rnr_until = jiffies + max(usecs_to_jiffies(delay), 1UL);
 		tx->timer_on = false;
-		break;
+		xnic_tp_arm(tp, tx->rnr_until);
+		return;
 	default:
 		w = xnic_tx_psn_wqe(tx, nak_psn);
 		if (!w)
@@ -843,7 +1125,7 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		xnic_tx_fail(qp, w, xnic_nak_status(syn));
 		return;
 	}
-	xnic_engine_activate_qp(qp->xdev, qp);
+	xnic_tx_push(qp);
 }
 
 /**
@@ -852,12 +1134,13 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
  * @i: the frame's header, accepted by xnic_wire_check()
  * @skb: the frame
  *
- * Context: engine thread.
+ * Context: softirq, tp lock held.
  */
 void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			  struct sk_buff *skb)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
 	struct xnic_tx_slot *s;
 	struct xnic_tx_wqe *w;
 	u32 rel, nseg, want, k;
@@ -903,10 +1186,10 @@ void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		return;
 	}
 	xnic_tx_slot_done(tx, s);
-	xnic_tx_progress(tx);
+	xnic_tx_progress(tp);
 	if (xnic_tx_read_fast_retransmit(qp, i->psn) != -EIO &&
 	    xnic_tx_complete(qp))
-		xnic_engine_activate_qp(qp->xdev, qp);
+		xnic_tx_push(qp);
 	return;
 
 bad:
@@ -919,6 +1202,8 @@ bad:
  *
  * WQEs that failed keep their own status. Entries the user posted beyond
  * what a sane producer index allows are not touched.
+ *
+ * Context: tp lock held.
  */
 void xnic_tx_flush(struct xnic_qp *qp)
 {
@@ -953,74 +1238,45 @@ void xnic_tx_flush(struct xnic_qp *qp)
 	tx->reads = 0;
 	tx->timer_on = false;
 	tx->rnr_wait = false;
+	tx->resending = false;
 	tx->started = false;
 }
 
 /**
- * xnic_tp_qp_flush() - complete every outstanding WQE with a flush error
- * @qp: the QP, in the error state
+ * xnic_tx_timer() - the retransmission and RNR timer of a QP
+ * @t: xnic_tp_qp.timer
  *
- * Idempotent: called again, it flushes only what was posted since.
+ * The requester's deadlines only hand the QP to the engine, which
+ * resends; fired early (a deadline moved since it was armed), it re-arms.
+ * The responder's delayed ACK is sent from here (xnic_rx_timer()).
  *
- * Context: engine thread.
+ * Context: softirq (timer); takes the tp lock.
  */
-void xnic_tp_qp_flush(struct xnic_qp *qp)
+void xnic_tx_timer(struct timer_list *t)
 {
-	if (!xnic_tp(qp))
+	struct xnic_tp_qp *tp = from_timer(tp, t, timer);
+	struct xnic_tx *tx = &tp->tx;
+	bool run = false;
+
+	spin_lock(&tp->lock);
+	if (tp->dead) {
+		spin_unlock(&tp->lock);
 		return;
-	xnic_tx_flush(qp);
-	xnic_rx_flush(qp);
-}
-
-/**
- * xnic_tp_qp_init() - allocate a QP's transport state
- * @qp: the QP; its rings are allocated (their sizes bound the tables)
- *
- * Context: process context, may sleep.
- * Return: 0 or -ENOMEM.
- */
-int xnic_tp_qp_init(struct xnic_qp *qp)
-{
-	struct xnic_tp_qp *tp;
-	u32 nw, nm;
-
-	nw = qp->sq.nr ? min_t(u32, qp->sq.nr, XNIC_TX_MAX_WQE) :
-			 XNIC_TX_MAX_WQE;
-	nm = qp->rq.nr ? min_t(u32, qp->rq.nr, XNIC_RX_MAX_MSG) :
-			 XNIC_RX_MAX_MSG;
-	tp = kvzalloc(sizeof(*tp), GFP_KERNEL);
-	if (!tp)
-		return -ENOMEM;
-	tp->tx.nr_wqe = roundup_pow_of_two(nw);
-	tp->tx.wqes = kvcalloc(tp->tx.nr_wqe, sizeof(*tp->tx.wqes),
-			       GFP_KERNEL);
-	tp->rx.nr_msg = roundup_pow_of_two(nm);
-	tp->rx.msgs = kvcalloc(tp->rx.nr_msg, sizeof(*tp->rx.msgs),
-			       GFP_KERNEL);
-	if (!tp->tx.wqes || !tp->rx.msgs) {
-		kvfree(tp->tx.wqes);
-		kvfree(tp->rx.msgs);
-		kvfree(tp);
-		return -ENOMEM;
 	}
-	qp->tp.priv = tp;
-	return 0;
-}
-
-/**
- * xnic_tp_qp_release() - free a QP's transport state
- * @qp: the QP, no longer referenced by the engine
- *
- * Context: process context.
- */
-void xnic_tp_qp_release(struct xnic_qp *qp)
-{
-	struct xnic_tp_qp *tp = xnic_tp(qp);
-
-	if (!tp)
-		return;
-	kvfree(tp->tx.wqes);
-	kvfree(tp->rx.msgs);
-	kvfree(tp);
-	qp->tp.priv = NULL;
+	xnic_rx_timer(tp->qp);
+	if (tx->rnr_wait) {
+		if (time_before(jiffies, tx->rnr_until))
+			xnic_tp_arm(tp, tx->rnr_until);
+		else
+			run = true;
+	} else if (tx->timer_on) {
+		if (time_before(jiffies, tx->deadline))
+			xnic_tp_arm(tp, tx->deadline);
+		else
+			run = true;
+	}
+	spin_unlock(&tp->lock);
+	/* The timer is stopped before the QP goes: it is still there. */
+	if (run)
+		xnic_engine_activate_qp(tp->qp->xdev, tp->qp);
 }

@@ -165,7 +165,9 @@ static int xnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 /*
  * The doorbell wakeup syscall (uapi/xnic-abi.h rule D1): a POST_SEND with
- * zero work requests. Work itself is only ever posted through the SQ ring.
+ * zero work requests. Work itself is only ever posted through the SQ ring;
+ * the syscall sends what the QP's SQ holds inline (bounded) and wakes the
+ * engine only for what is left (engine.c).
  */
 static int xnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr)
@@ -174,7 +176,7 @@ static int xnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	xnic_engine_kick(to_xdev(ibqp->device));
+	xnic_engine_post_send(to_xdev(ibqp->device), to_xqp(ibqp));
 	return 0;
 }
 

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - the transport state of a QP (struct xnic_tp_qp): its lock and
+ * how frames leave under it, its lifetime (init, stop, release; RCU), and
+ * the flush of a QP in error. transport_priv.h has the execution model
+ * and the lock order; tx.c and rx.c the requester and the responder.
+ */
+#include <linux/log2.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "engine.h"
+#include "transport_priv.h"
+
+/**
+ * __xnic_tp_qp_flush() - complete every outstanding WQE with a flush error
+ * @qp: the QP, in the error state
+ *
+ * Idempotent: called again, it flushes only what was posted since.
+ *
+ * Context: tp lock held.
+ */
+void __xnic_tp_qp_flush(struct xnic_qp *qp)
+{
+	xnic_tx_flush(qp);
+	xnic_rx_flush(qp);
+}
+
+/**
+ * xnic_tp_qp_flush() - complete every outstanding WQE with a flush error
+ * @qp: the QP, in the error state
+ *
+ * Context: process context or softirq; takes the tp lock.
+ */
+void xnic_tp_qp_flush(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
+
+	if (!tp)
+		return;
+	__xnic_tp_qp_flush(qp);
+	xnic_tp_unlock(tp);
+}
+
+/**
+ * xnic_tp_arm() - make sure a QP's timer fires at a time at the latest
+ * @tp: the state; its tp lock is held
+ * @when: jiffies
+ *
+ * The timer serves the requester's retransmission and RNR deadlines and
+ * the responder's delayed ACK; it fires at the earliest the caller asked
+ * for, and re-arms itself for what is left (xnic_tx_timer()).
+ *
+ * Context: tp lock held.
+ */
+void xnic_tp_arm(struct xnic_tp_qp *tp, unsigned long when)
+{
+	if (!timer_pending(&tp->timer) ||
+	    time_before(when, READ_ONCE(tp->timer.expires)))
+		mod_timer(&tp->timer, when);
+}
+
+/**
+ * xnic_tp_lock() - lock the transport state of a QP
+ * @qp: the QP, referenced by the caller
+ *
+ * Context: process context or softirq; takes the tp lock (BH).
+ * Return: the state, locked (unlock with xnic_tp_unlock()), or NULL when
+ * the QP has none or it is being released.
+ */
+struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp;
+
+	rcu_read_lock();
+	tp = rcu_dereference(qp->tp.priv);
+	if (tp) {
+		spin_lock_bh(&tp->lock);
+		if (tp->dead) {
+			spin_unlock_bh(&tp->lock);
+			tp = NULL;
+		} else {
+			/* For sparse: the caller holds it (xnic_tp_unlock()). */
+			__release(&tp->lock);
+		}
+	}
+	/* A holder of the lock keeps the state: it is freed after "dead". */
+	rcu_read_unlock();
+	return tp;
+}
+
+/**
+ * xnic_tp_send() - send a frame of a QP
+ * @qp: the QP; the caller holds its tp lock
+ * @node: the peer's node id
+ * @skb: a frame from xnic_frame_alloc() with its payload; consumed
+ * @i: its header fields
+ *
+ * The frame leaves at once, under the lock: one context at a time sends a
+ * QP's frames (xnic_engine_owns_qp()), in PSN order. The receive softirq
+ * it raises (veth) runs once the lock is dropped (BH is off under it).
+ *
+ * Context: tp lock held.
+ */
+void xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
+		  const struct xnic_wire_info *i)
+{
+	xnic_frame_finish(skb, i);
+	xnic_tp_xmit(qp->xdev, node, skb);
+}
+
+/**
+ * xnic_tp_unlock() - unlock the transport state of a QP
+ * @tp: the state, from xnic_tp_lock()
+ *
+ * Then hands the QP to the engine when asked to (xnic_tp_qp.activate).
+ * @tp may be gone once the lock is dropped; the QP is referenced by the
+ * caller.
+ */
+void xnic_tp_unlock(struct xnic_tp_qp *tp)
+{
+	struct xnic_qp *qp = tp->qp;
+	bool activate = tp->activate;
+
+	tp->activate = false;
+	/* For sparse: taken by xnic_tp_lock(). */
+	__acquire(&tp->lock);
+	spin_unlock_bh(&tp->lock);
+	if (activate)
+		xnic_engine_activate_qp(qp->xdev, qp);
+}
+
+/**
+ * xnic_tp_qp_init() - allocate a QP's transport state
+ * @qp: the QP; its rings are allocated (their sizes bound the tables);
+ *	it has no transport state
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int xnic_tp_qp_init(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp;
+	u32 nw, nm;
+
+	xnic_crc_select();
+	nw = qp->sq.nr ? min_t(u32, qp->sq.nr, XNIC_TX_MAX_WQE) :
+			 XNIC_TX_MAX_WQE;
+	nm = qp->rq.nr ? min_t(u32, qp->rq.nr, XNIC_RX_MAX_MSG) :
+			 XNIC_RX_MAX_MSG;
+	tp = kvzalloc(sizeof(*tp), GFP_KERNEL);
+	if (!tp)
+		return -ENOMEM;
+	tp->tx.nr_wqe = roundup_pow_of_two(nw);
+	tp->tx.wqes = kvcalloc(tp->tx.nr_wqe, sizeof(*tp->tx.wqes),
+			       GFP_KERNEL);
+	tp->rx.nr_msg = roundup_pow_of_two(nm);
+	tp->rx.msgs = kvcalloc(tp->rx.nr_msg, sizeof(*tp->rx.msgs),
+			       GFP_KERNEL);
+	if (!tp->tx.wqes || !tp->rx.msgs) {
+		kvfree(tp->tx.wqes);
+		kvfree(tp->rx.msgs);
+		kvfree(tp);
+		return -ENOMEM;
+	}
+	spin_lock_init(&tp->lock);
+	tp->qp = qp;
+	timer_setup(&tp->timer, xnic_tx_timer, 0);
+	rcu_assign_pointer(qp->tp.priv, tp);
+	return 0;
+}
+
+/**
+ * xnic_tp_qp_stop() - make a QP's transport state unusable
+ * @qp: the QP
+ *
+ * Waits for the holder of the tp lock, if any, and for a running timer;
+ * afterwards nothing uses the state (xnic_tp_lock() fails) and the QP's
+ * ring indices are the caller's. Idempotent.
+ *
+ * Context: process context, may sleep.
+ */
+void xnic_tp_qp_stop(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp = rcu_dereference_protected(qp->tp.priv, true);
+
+	if (!tp)
+		return;
+	spin_lock_bh(&tp->lock);
+	tp->dead = true;
+	spin_unlock_bh(&tp->lock);
+	/* The timer re-arms only under the lock and not once dead. */
+	del_timer_sync(&tp->timer);
+}
+
+/**
+ * xnic_tp_qp_release() - free a QP's transport state
+ * @qp: the QP
+ *
+ * Stops it first (xnic_tp_qp_stop()); the struct itself is freed after
+ * an RCU grace period, since xnic_tp_lock() may still be looking at it.
+ *
+ * Context: process context, may sleep.
+ */
+void xnic_tp_qp_release(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp = rcu_dereference_protected(qp->tp.priv, true);
+
+	if (!tp)
+		return;
+	xnic_tp_qp_stop(qp);
+	RCU_INIT_POINTER(qp->tp.priv, NULL);
+	kvfree(tp->tx.wqes);
+	kvfree(tp->rx.msgs);
+	kvfree_rcu(tp, rcu);
+}
