@@ -41,10 +41,10 @@
 #include "kselftest_harness.h"
 #include "xnic_lib.h"
 
-#define KiB		1024UL
-#define MiB		(1024UL * 1024UL)
 #define GUARD		4096UL	/* checked bytes on each side of a target */
 #define CANARY		0xa5
+#define XT_TAG		"dp"
+#include "xt_harness.h"
 #define IDLE_US_PATH	"/sys/module/xnic/parameters/idle_us"
 
 enum op { OP_WRITE, OP_READ, OP_SEND };
@@ -56,31 +56,6 @@ static int wait_ms_for(size_t len)
 {
 	return XT_WAIT_MS + (int)(len / MiB) * 1000;
 }
-
-/* Bring up the environment; on failure log why and tear it down. */
-#define ENV_UP(env) do { \
-	int _e = xt_env_setup(env, "dp"); \
-	if (_e) { \
-		TH_LOG("environment: %s", xt_error()); \
-		xt_env_teardown(env); \
-	} \
-	ASSERT_EQ(0, _e); \
-} while (0)
-
-#define CONN_UP(env, c, cqe, cap) do { \
-	int _e = xt_conn_create(env, c, cqe, cap); \
-	ASSERT_EQ(0, _e) TH_LOG("connection: %s", xt_error()); \
-} while (0)
-
-#define BUF_UP(dev, b, len, acc) do { \
-	int _e = xt_buf_alloc(dev, b, len, acc); \
-	ASSERT_EQ(0, _e) TH_LOG("buffer: %s", xt_error()); \
-} while (0)
-
-#define REAP(cq, cqe, ms) do { \
-	int _e = xt_reap_one(cq, cqe, ms); \
-	ASSERT_EQ(0, _e) TH_LOG("reap: %s", xt_error()); \
-} while (0)
 
 #define EXPECT_SUCCESS_CQE(c, _opcode, _wr_id, _len, _qpn) do { \
 	EXPECT_EQ(XNIC_WC_SUCCESS, (c).status) TH_LOG("%s", xt_cqe_str(&(c))); \
@@ -96,13 +71,6 @@ static int wait_ms_for(size_t len)
 	ASSERT_EQ(-1, _d) TH_LOG("%s: byte %zd of %zu differs (%#x, want %#x)", \
 				 what, _d, (size_t)(len), \
 				 _d >= 0 ? (p)[_d] : 0, _d >= 0 ? (ref)[_d] : 0); \
-} while (0)
-
-#define ASSERT_CANARY(p, len, what) do { \
-	ssize_t _d = xt_check_byte(p, len, CANARY); \
-	ASSERT_EQ(-1, _d) TH_LOG("%s: byte %zd of %zu was overwritten (%#x)", \
-				 what, _d, (size_t)(len), \
-				 _d >= 0 ? (p)[_d] : 0); \
 } while (0)
 
 static struct xnic_sge sge_of(const struct xt_buf *b, size_t off, uint32_t len)
@@ -1309,13 +1277,5 @@ TEST_F_TIMEOUT(dp, post_in_wrong_state, 60)
 
 int main(int argc, char **argv)
 {
-	if (geteuid() != 0) {
-		printf("1..0 # SKIP must run as root (use tools/xnic-vm)\n");
-		return KSFT_SKIP;
-	}
-	if (access("/sys/module/xnic", F_OK) && xt_sh("modprobe xnic")) {
-		printf("1..0 # SKIP xnic.ko not loaded and not loadable\n");
-		return KSFT_SKIP;
-	}
-	return test_harness_run(argc, argv);
+	return xt_harness_main(argc, argv);
 }

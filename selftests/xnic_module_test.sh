@@ -17,55 +17,14 @@
 # shellcheck disable=SC2317 # helpers run through check and wait_for
 set -u
 
-KSFT_SKIP=4
+# shellcheck source=selftests/xt_tap.sh
+. "$(dirname "$0")/xt_tap.sh"
 ROUNDS=10
 WAIT_S=2
 SYS_IB=/sys/class/infiniband
 TAG="xnic_module_test-$$"
 
-num=0
-failed=0
 veths=()
-
-ok() {
-	num=$((num + 1))
-	echo "ok $num - $*"
-}
-
-not_ok() {
-	num=$((num + 1))
-	failed=$((failed + 1))
-	echo "not ok $num - $*"
-}
-
-# check DESCRIPTION COMMAND... - one TAP line for COMMAND's success.
-check() {
-	local desc=$1
-	shift
-	if "$@"; then
-		ok "$desc"
-	else
-		not_ok "$desc"
-	fi
-}
-
-skip_all() {
-	echo "1..0 # SKIP $*"
-	exit "$KSFT_SKIP"
-}
-
-now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
-
-# wait_for SECONDS COMMAND... - poll COMMAND every 0.05 s until it succeeds
-# or SECONDS passed; return its last status.
-wait_for() {
-	local end=$(($(now_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		(($(now_ms) < end)) || return 1
-		sleep 0.05
-	done
-}
 
 dev_present() { [[ -e $SYS_IB/$1 ]]; }
 dev_absent() { [[ ! -e $SYS_IB/$1 ]]; }
@@ -174,9 +133,4 @@ else
 	ok "kernel log is clean"
 fi
 
-echo "1..$num"
-if ((failed)); then
-	echo "# $failed of $num failed"
-	exit 1
-fi
-exit 0
+tap_end

@@ -27,9 +27,9 @@
 #include "xnic_lib.h"
 #include "kmod/wire.h"
 
-#define KiB		1024UL
-#define MiB		(1024UL * 1024UL)
 #define CANARY		0x3c
+#define XT_TAG		"wi"
+#include "xt_harness.h"
 #define WI_BUF		(1 * MiB)
 #define FRAME_MAX	(14 + XT_MTU)
 #define COUNT_WAIT_MS	5000
@@ -47,21 +47,12 @@ FIXTURE(wire) {
 FIXTURE_SETUP(wire)
 {
 	struct sockaddr_ll sll = { 0 };
-	int err;
 
 	self->sock = -1;
-	err = xt_env_setup(&self->env, "wi");
-	if (err) {
-		TH_LOG("environment: %s", xt_error());
-		xt_env_teardown(&self->env);
-	}
-	ASSERT_EQ(0, err);
-	ASSERT_EQ(0, xt_buf_alloc(&self->env.dev[0], &self->a, WI_BUF,
-				  XT_ACCESS_ALL)) TH_LOG("%s", xt_error());
-	ASSERT_EQ(0, xt_buf_alloc(&self->env.dev[1], &self->b, WI_BUF,
-				  XT_ACCESS_ALL)) TH_LOG("%s", xt_error());
-	ASSERT_EQ(0, xt_conn_create(&self->env, &self->c, 256, NULL))
-		TH_LOG("%s", xt_error());
+	ENV_UP(&self->env);
+	BUF_UP(&self->env.dev[0], &self->a, WI_BUF, XT_ACCESS_ALL);
+	BUF_UP(&self->env.dev[1], &self->b, WI_BUF, XT_ACCESS_ALL);
+	CONN_UP(&self->env, &self->c, 256, NULL);
 	xt_fill_byte(self->a.p, WI_BUF, CANARY);
 
 	/* Protocol 0: this socket sends only. */
@@ -688,13 +679,5 @@ TEST_F_TIMEOUT(wire, fuzzed_headers_at_a_victim_qp, 180)
 
 int main(int argc, char **argv)
 {
-	if (geteuid() != 0) {
-		printf("1..0 # SKIP must run as root (use tools/xnic-vm)\n");
-		return KSFT_SKIP;
-	}
-	if (access("/sys/module/xnic", F_OK) && xt_sh("modprobe xnic")) {
-		printf("1..0 # SKIP xnic.ko not loaded and not loadable\n");
-		return KSFT_SKIP;
-	}
-	return test_harness_run(argc, argv);
+	return xt_harness_main(argc, argv);
 }
