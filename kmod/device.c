@@ -322,7 +322,7 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&xdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&xdev->mrs, XA_FLAGS_ALLOC);
 	xdev->node_id = (ndev->dev_addr[4] << 8) | ndev->dev_addr[5];
-	xdev->params.idle_us = XNIC_DEF_IDLE_US;
+	xdev->params.idle_us = xnic_engine_default_idle_us();
 	xdev->params.hb_interval_ms = XNIC_DEF_HB_INTERVAL_MS;
 	xdev->params.hb_miss = XNIC_DEF_HB_MISS;
 	xdev->params.credit_window = XNIC_DEF_CREDIT_WINDOW;

@@ -71,10 +71,21 @@
 #include "engine.h"
 #include "transport.h"
 
-static unsigned int idle_us = 20;
+static unsigned int idle_us = XNIC_DEF_IDLE_US;
 module_param(idle_us, uint, 0644);
 MODULE_PARM_DESC(idle_us,
-		 "Microseconds the engine busy-polls without work before sleeping (default 20)");
+		 "Default for new devices of the microseconds their engine busy-polls without work before sleeping (default 20; per device: netlink parameter idle_us)");
+
+/**
+ * xnic_engine_default_idle_us() - the idle period a new device starts with
+ *
+ * Return: the module parameter idle_us (microseconds), capped at the
+ * largest value the netlink parameter accepts (XNIC_MAX_IDLE_US).
+ */
+u32 xnic_engine_default_idle_us(void)
+{
+	return min_t(u32, READ_ONCE(idle_us), XNIC_MAX_IDLE_US);
+}
 
 /* Deferred frames handled per pass, and queued at most. */
 #define XNIC_ENGINE_RX_BUDGET	64
@@ -156,6 +167,12 @@ struct xnic_engine {
 	atomic64_t kicks;
 	atomic64_t rx_dropped;
 };
+
+/* The device's idle period, us (netlink parameter idle_us). */
+static u32 xnic_engine_idle_us(const struct xnic_engine *eng)
+{
+	return READ_ONCE(eng->xdev->params.idle_us);
+}
 
 static void xnic_engine_wake(struct xnic_engine *eng)
 {
@@ -289,7 +306,7 @@ void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp)
 	if (!test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags) &&
 	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS &&
 	    xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) == XNIC_TP_IDLE) {
-		if (READ_ONCE(idle_us) >= XNIC_ENGINE_POLL_IDLE_US)
+		if (xnic_engine_idle_us(eng) >= XNIC_ENGINE_POLL_IDLE_US)
 			xnic_engine_wake(eng);
 		return;
 	}
@@ -617,10 +634,11 @@ static void xnic_engine_sleep(struct xnic_engine *eng)
  * posts then take the wakeup syscall, which does the work at once on the
  * poster's CPU.
  */
-static bool xnic_engine_should_sleep(u64 now, u64 pass_start, u64 last_pass,
+static bool xnic_engine_should_sleep(const struct xnic_engine *eng,
+				     u64 now, u64 pass_start, u64 last_pass,
 				     u64 last_busy, bool busy, bool in_hand)
 {
-	u64 idle = (u64)READ_ONCE(idle_us) * NSEC_PER_USEC;
+	u64 idle = (u64)xnic_engine_idle_us(eng) * NSEC_PER_USEC;
 
 	if (in_hand)
 		return false;
@@ -648,7 +666,7 @@ static int xnic_engine_thread(void *arg)
 		now = local_clock();
 		if (busy)
 			last_busy = now;
-		if (xnic_engine_should_sleep(now, start, last_pass, last_busy,
+		if (xnic_engine_should_sleep(eng, now, start, last_pass, last_busy,
 					     busy, !list_empty(&eng->active))) {
 			xnic_engine_sleep(eng);
 			now = local_clock();

@@ -58,6 +58,7 @@ void xnic_engine_stop(struct xnic_dev *xdev);
 void xnic_engine_add_context(struct xnic_dev *xdev, struct xnic_ucontext *uctx);
 void xnic_engine_del_context(struct xnic_dev *xdev, struct xnic_ucontext *uctx);
 void xnic_engine_kick(struct xnic_dev *xdev);
+u32 xnic_engine_default_idle_us(void);
 void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_activate_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 bool xnic_engine_owns_qp(struct xnic_dev *xdev, struct xnic_qp *qp);

@@ -47,7 +47,7 @@ static struct netlink_range_validation xnic_range_node_id = {
 };
 
 static struct netlink_range_validation xnic_range_idle_us = {
-	.min = 0, .max = 1000000,
+	.min = 0, .max = XNIC_MAX_IDLE_US,
 };
 
 static struct netlink_range_validation xnic_range_credit_window = {

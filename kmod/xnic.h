@@ -60,7 +60,8 @@ struct xnic_link {
 };
 
 /* Defaults of struct xnic_params; netlink.c has the ranges. */
-#define XNIC_DEF_IDLE_US	1000
+#define XNIC_DEF_IDLE_US	20
+#define XNIC_MAX_IDLE_US	10000000
 #define XNIC_DEF_HB_INTERVAL_MS	100
 #define XNIC_DEF_HB_MISS	3
 #define XNIC_DEF_CREDIT_WINDOW	256

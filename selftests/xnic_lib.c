@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,6 +78,31 @@ int xt_sh(const char *fmt, ...)
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/**
+ * xt_set_param() - set a device parameter with tools/xnictl (netlink)
+ * @d: the device
+ * @key: parameter name (xnictl set's KEY)
+ * @val: its value
+ *
+ * xnictl is found next to this program's directory: ../tools/xnictl.
+ * Return: xnictl's exit status (0 on success), -1 when it did not run.
+ */
+int xt_set_param(const struct xt_dev *d, const char *key, const char *val)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return xt_sh("'%s/../tools/xnictl' set '%s' '%s' '%s'", exe, d->name,
+		     key, val);
 }
 
 /* Read a one-line file without its newline. Return: 0 or -errno. */

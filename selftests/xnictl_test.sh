@@ -291,7 +291,7 @@ check "peer JSON carries the plain values" test \
 
 check "xnictl get $DA" xrun 0 "" "$X" get "$DA"
 check "get: defaults" test "$(tr '\n' ' ' <"$tmp/out")" = \
-	"node_id: 1 idle_us: 1000 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 "
+	"node_id: 1 idle_us: 20 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 "
 check "xnictl set $DA (every key but node_id)" xrun 0 "" "$X" set "$DA" \
 	idle_us 500 hb_interval_ms 20 hb_miss 4 credit_window 128 \
 	class0_weight 8 class1_weight 2
@@ -307,7 +307,7 @@ check "get JSON = get plain" test \
 check "xnictl get $DA credit_window" xrun 0 "" "$X" get "$DA" credit_window
 check "get KEY prints that key only" test "$(cat "$tmp/out")" = "credit_window: 128"
 check "$DB keeps its own parameters" \
-	bash -c "$X get $DB idle_us | grep -qx 'idle_us: 1000'"
+	bash -c "$X get $DB idle_us | grep -qx 'idle_us: 20'"
 
 # node id: changes while no QP exists; peers learn the new one.
 check "xnictl set $DB node_id 42" xrun 0 "" "$X" set "$DB" node_id 42
@@ -373,8 +373,8 @@ check "set value above u32: exit 2" \
 	usage_err "invalid value '4294967296' for hb_miss" \
 	"$X" set "$DA" hb_miss 4294967296
 check "set idle_us out of range: exit 1, range named" \
-	refused "integer out of range \(idle_us 2000000: valid range 0\.\.1000000\)" \
-	"$X" set "$DA" idle_us 2000000
+	refused "integer out of range \(idle_us 20000000: valid range 0\.\.10000000\)" \
+	"$X" set "$DA" idle_us 20000000
 check "set node_id out of range: exit 1" \
 	refused "integer out of range \(node_id 70000: valid range 0\.\.65535\)" \
 	"$X" set "$DA" node_id 70000
@@ -594,7 +594,7 @@ cases = [
      attr(A_PARAMS, attr(P_IDLE_US, struct.pack('I', 1))),
      -errno.EINVAL, 'NLA_F_NESTED is missing'),
     ('value out of range', 7, attr(A_DEV_NAME, dev) +
-     attr(A_PARAMS | NESTED, attr(P_IDLE_US, struct.pack('I', 2000000))),
+     attr(A_PARAMS | NESTED, attr(P_IDLE_US, struct.pack('I', 20000000))),
      -errno.ERANGE, 'integer out of range'),
     ('u16 for a u32', 7, attr(A_DEV_NAME, dev) +
      attr(A_PARAMS | NESTED, attr(P_IDLE_US, struct.pack('H', 1))),

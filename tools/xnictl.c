@@ -75,7 +75,7 @@ static const struct param {
 } params[] = {
 	{ "node_id", XNIC_PARAM_A_NODE_ID,
 	  "0..65535, only while the device has no QP" },
-	{ "idle_us", XNIC_PARAM_A_IDLE_US, "0..1000000" },
+	{ "idle_us", XNIC_PARAM_A_IDLE_US, "0..10000000" },
 	{ "hb_interval_ms", XNIC_PARAM_A_HB_INTERVAL_MS, "1..10000" },
 	{ "hb_miss", XNIC_PARAM_A_HB_MISS, "1..255" },
 	{ "credit_window", XNIC_PARAM_A_CREDIT_WINDOW, "1..65535" },

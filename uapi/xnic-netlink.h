@@ -198,7 +198,7 @@ enum xnic_peer_attr {
  * @XNIC_PARAM_A_NODE_ID: node id, 0..65535; only while the device has no
  *	QP. Contexts opened before keep reporting the old one.
  * @XNIC_PARAM_A_IDLE_US: microseconds the engine busy-polls without work
- *	before it sleeps, 0..1000000
+ *	before it sleeps, 0..10000000
  * @XNIC_PARAM_A_HB_INTERVAL_MS: heartbeat interval on every member link,
  *	ms, 1..10000 (link bonding)
  * @XNIC_PARAM_A_HB_MISS: heartbeats missed before a link is declared down,
