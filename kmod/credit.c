@@ -10,8 +10,8 @@
  *
  * Responder: every ACK, NAK and CREDIT update carries the credit it
  * grants past its cumulative ACK PSN: an equal share of the device's
- * ingress pool (credit_pool frames per member link) among the flows that
- * received data in the last two epochs, at most the flow's window
+ * ingress pool (credit_pool frames) among the flows that received data in
+ * the last two epochs, at most the flow's window
  * (the credit_window parameter) and the receive PSN window.
  *
  * Traffic classes: the engine serves class 0 (latency-critical) first in
@@ -37,10 +37,10 @@ module_param(credit_init, uint, 0644);
 MODULE_PARM_DESC(credit_init,
 		 "Credits (frames) a flow may send before its first credit update (default 32)");
 
-static unsigned int credit_pool = 512;
+static unsigned int credit_pool = 768;
 module_param(credit_pool, uint, 0644);
 MODULE_PARM_DESC(credit_pool,
-		 "Receive credits (frames) per member link shared by the active flows (default 512)");
+		 "Receive credits (frames) of a device shared by its active flows (default 768)");
 
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10
@@ -311,8 +311,10 @@ bool xnic_credit_timer(struct xnic_tp_qp *tp)
 	    xnic_qp_state(tp->qp) != IB_QPS_RTS)
 		return false;
 	/* Credit came meanwhile: let the engine send. */
-	if (xnic_credit_flow_avail(&c->flow, tx->next_psn))
+	if (xnic_credit_flow_avail(&c->flow, tx->next_psn)) {
+		xnic_credit_unstall(tp->qp, c);
 		return true;
+	}
 	if (time_before(jiffies, c->probe_at)) {
 		xnic_tp_arm(tp, c->probe_at);
 		return false;
@@ -354,8 +356,7 @@ static u32 xnic_credit_active(struct xnic_dev *xdev, struct xnic_credit_qp *c,
 static u32 xnic_credit_rx_share(struct xnic_qp *qp, bool touch)
 {
 	struct xnic_dev *xdev = qp->xdev;
-	u32 links = max_t(u32, READ_ONCE(xdev->nr_links), 1);
-	u32 pool = READ_ONCE(credit_pool) * links;
+	u32 pool = READ_ONCE(credit_pool);
 
 	return xnic_credit_share(READ_ONCE(xdev->params.credit_window),
 				 XNIC_RX_WINDOW, pool,

@@ -731,15 +731,17 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_tx_wqe *w;
 
-	if (tx->rnr_wait || tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
-	    !xnic_credit_tx_ok(qp, tx->next_psn))
+	if (tx->rnr_wait || tx->next_psn - tx->una >= XNIC_TX_WINDOW)
 		return false;
 	if (tx->cur == tx->fetch)
 		return !tx->stopped &&
 		       xnic_ring_producer(&qp->sq) != tx->fetch &&
-		       tx->fetch - qp->sq.kidx < tx->nr_wqe;
+		       tx->fetch - qp->sq.kidx < tx->nr_wqe &&
+		       xnic_credit_tx_ok(qp, tx->next_psn);
 	w = xnic_tx_wqe(tx, tx->cur);
-	return w->status || !xnic_wr_is_read(w) || tx->reads < tx->max_reads;
+	return w->status ||
+	       ((!xnic_wr_is_read(w) || tx->reads < tx->max_reads) &&
+		xnic_credit_tx_ok(qp, tx->next_psn));
 }
 
 /*

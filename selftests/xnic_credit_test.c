@@ -17,17 +17,24 @@
  *                  link: each small flow gets at least half of an equal
  *                  share of the bytes;
  *  credit_probe    a sender with too little credit and the credit updates
- *                  of ACKs lost still finishes (credit requests).
+ *                  of ACKs lost still finishes (credit requests);
+ *  hostile_credit  forged and malformed CREDIT frames injected with an
+ *                  AF_PACKET socket are dropped and counted, a flood of
+ *                  random updates cannot break a flow or its accounts.
  *
  * Shares are measured over seconds, not speeds: they hold under TCG.
  * Lines "BENCH <name> <value> <unit>" are read by tools/xnic-bench.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -331,13 +338,21 @@ TEST_F_TIMEOUT(cr, incast, 600)
 	unsigned int jain;
 	int k;
 
+	/*
+	 * A small pool, so that credit is what limits the senders: 96
+	 * frames shared by three flows.
+	 */
+	ASSERT_EQ(0, xt_write_file("/sys/module/xnic/parameters/credit_pool",
+				   "96"));
 	drops0 = cr_cnt(e, 0, "rx_credit_drops");
 	viol0 = cr_cnt(e, 0, "rx_credit_violations");
 	oow0 = cr_cnt(e, 0, "rx_out_of_window");
 	for (k = 0; k < 3; k++)
 		ASSERT_EQ(0, cr_flow_create(e, &f[k], k + 1, 0, 65536, 16,
 					    XNIC_TCLASS_BULK));
-	ASSERT_EQ(0, cr_run(f, 3, 1000, 7000)) {
+	k = cr_run(f, 3, 1000, 7000);
+	xt_write_file("/sys/module/xnic/parameters/credit_pool", "768");
+	ASSERT_EQ(0, k) {
 		for (k = 0; k < 3; k++)
 			TH_LOG("flow %d: err %d done %llu", k, f[k].err,
 			       (unsigned long long)f[k].done);
@@ -371,6 +386,8 @@ TEST_F_TIMEOUT(cr, incast, 600)
 		       (unsigned long long)cr_cnt(e, k, "credit_stall_ns"));
 		EXPECT_EQ(0, cr_balance(e, k));
 		EXPECT_LT(0, cr_cnt(e, k, "credit_consumed"));
+		/* credit, not the PSN window, held the senders back */
+		EXPECT_LT(0, cr_cnt(e, k, "credit_stalls"));
 		EXPECT_LT(0, cr_cnt(e, k, "tx_class1_bytes"));
 	}
 }
@@ -538,6 +555,145 @@ TEST_F_TIMEOUT(cr, credit_probe, 300)
 	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_violations"));
 	cr_flow_destroy(&f[0]);
 	EXPECT_EQ(0, cr_balance(e, 1));
+}
+
+/* Parse "aa:bb:cc:dd:ee:ff" from /sys/class/net/IF/address. */
+static int cr_mac(const char *ifname, uint8_t mac[6])
+{
+	char path[128], buf[64];
+	unsigned int b[6];
+	int k;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
+	if (xt_read_file(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5]) != 6)
+		return -1;
+	for (k = 0; k < 6; k++)
+		mac[k] = (uint8_t)b[k];
+	return 0;
+}
+
+/*
+ * Send one frame with header @i and @plen payload bytes from device
+ * @from's end of the veth towards device @to, as device @from would.
+ */
+static int cr_inject(struct cr_env *e, int from, int to,
+		     const struct xnic_wire_info *i, size_t plen)
+{
+	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(frame + 14);
+	struct sockaddr_ll sll = { 0 };
+	char ifn[IFNAMSIZ], ift[IFNAMSIZ];
+	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
+	int sock, err = 0;
+
+	snprintf(ifn, sizeof(ifn), "m%dx%dy%d", e->tag, from, to);
+	snprintf(ift, sizeof(ift), "m%dx%dy%d", e->tag, to, from);
+	if (plen > 64 || cr_mac(ift, frame) || cr_mac(ifn, frame + 6))
+		return -EINVAL;
+	frame[12] = XNIC_ETH_P >> 8;
+	frame[13] = XNIC_ETH_P & 0xff;
+	xnic_wire_encode(h, i);
+	h->crc = htonl(~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen));
+	sock = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
+	if (sock < 0)
+		return -errno;
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(XNIC_ETH_P);
+	sll.sll_ifindex = (int)if_nametoindex(ifn);
+	if (bind(sock, (struct sockaddr *)&sll, sizeof(sll)) ||
+	    send(sock, frame, len, 0) != (ssize_t)len)
+		err = -errno;
+	close(sock);
+	return err;
+}
+
+/* Wait until counter @name of device @d exceeds @v; return its value. */
+static uint64_t cr_wait_cnt(struct cr_env *e, int d, const char *name,
+			    uint64_t v)
+{
+	long long end = xt_now_ms() + 5000;
+	uint64_t now;
+
+	while ((now = cr_cnt(e, d, name)) <= v && xt_now_ms() < end)
+		xt_sleep_ms(10);
+	return now;
+}
+
+TEST_F_TIMEOUT(cr, hostile_credit, 300)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	struct xnic_wire_info i = { 0 };
+	uint64_t v;
+	unsigned int seed = 1234;
+	int k;
+
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 65536, 8,
+				    XNIC_TCLASS_BULK));
+	/* some traffic first: both sides started */
+	ASSERT_EQ(0, cr_run(f, 1, 0, 500));
+
+	i.opcode = XNIC_OP_CREDIT;
+	i.src_node = e->dev[1].node_id;
+	i.dst_node = e->dev[0].node_id;
+	i.src_qpn = f[0].qp[0]->qpn;
+	i.dst_qpn = f[0].qp[1]->qpn;
+
+	/* a request from the peer QP is answered with an update */
+	v = cr_cnt(e, 0, "credit_updates_sent");
+	i.flags = XNIC_WF_CREDIT_REQ;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "credit_updates_sent", v));
+
+	/* from a QP that is not the peer: dropped as such */
+	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	i.src_qpn = f[0].qp[0]->qpn ^ 1;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
+
+	/* an update for a requester that never started: dropped */
+	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	i.src_qpn = f[0].qp[0]->qpn;
+	i.flags = 0;
+	i.credits = 0xffff;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
+
+	/* with a payload, or a flag CREDIT does not take: malformed */
+	v = cr_cnt(e, 0, "rx_malformed");
+	i.payload_len = 8;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 8));
+	i.payload_len = 0;
+	i.flags = XNIC_WF_ACKREQ;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LE(v + 2, cr_wait_cnt(e, 0, "rx_malformed", v + 1));
+
+	/*
+	 * A flood of random updates "from device 0" at the sender's
+	 * requester, some from its peer QP: the flow goes on, every byte is
+	 * placed, and the accounts still balance.
+	 */
+	i.src_node = e->dev[0].node_id;
+	i.dst_node = e->dev[1].node_id;
+	i.flags = 0;
+	for (k = 0; k < 2000; k++) {
+		i.src_qpn = rand_r(&seed) % 4 ? f[0].qp[1]->qpn :
+			    (uint32_t)rand_r(&seed) & XNIC_QPN_MASK;
+		i.dst_qpn = f[0].qp[0]->qpn;
+		i.psn = CR_PSN + (uint32_t)rand_r(&seed) % 100000 - 50000;
+		i.credits = (uint16_t)rand_r(&seed);
+		ASSERT_EQ(0, cr_inject(e, 0, 1, &i, 0));
+		if (k % 100 == 0)
+			ASSERT_EQ(0, cr_run(f, 1, 0, 20));
+	}
+	ASSERT_EQ(0, cr_run(f, 1, 0, 1000));
+	EXPECT_EQ(-1, cr_flow_verify(&f[0]));
+	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_drops"));
+	cr_flow_destroy(&f[0]);
+	EXPECT_EQ(0, cr_balance(e, 1));
+	EXPECT_LT(0, cr_cnt(e, 1, "credit_updates_rcvd"));
 }
 
 TEST_HARNESS_MAIN

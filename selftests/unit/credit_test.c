@@ -138,6 +138,45 @@ TEST(jain)
 	EXPECT_EQ(0, xnic_credit_jain(eq, 0));
 }
 
+TEST(credit_frame_check)
+{
+	struct xnic_wire_info i = {
+		.version = XNIC_WIRE_VERSION,
+		.opcode = XNIC_OP_CREDIT,
+		.src_node = 2,
+		.dst_node = 1,
+		.src_qpn = 5,
+		.dst_qpn = 6,
+		.psn = 77,
+		.credits = 0xffff,
+	};
+	struct xnic_wire_hdr h;
+	struct xnic_wire_info j;
+
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&i, XNIC_WIRE_HDR_LEN, 1));
+	i.flags = XNIC_WF_CREDIT_REQ;
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&i, XNIC_WIRE_HDR_LEN, 1));
+	/* the credits field survives encoding */
+	xnic_wire_encode(&h, &i);
+	xnic_wire_decode(&j, &h);
+	EXPECT_EQ(0xffff, j.credits);
+	EXPECT_EQ(XNIC_WF_CREDIT_REQ, j.flags);
+	/* no payload, no other flag */
+	i.payload_len = 4;
+	EXPECT_EQ(XNIC_WIRE_BAD_LEN, xnic_wire_check(&i, XNIC_WIRE_HDR_LEN + 4,
+						     1));
+	i.payload_len = 0;
+	i.flags = XNIC_WF_ACKREQ;
+	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS, xnic_wire_check(&i, XNIC_WIRE_HDR_LEN,
+						       1));
+	/* CREDIT_REQ means nothing on other opcodes */
+	i.opcode = XNIC_OP_ACK;
+	i.flags = XNIC_WF_CREDIT_REQ;
+	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS,
+		  xnic_wire_check(&i, XNIC_WIRE_HDR_LEN +
+				  sizeof(struct xnic_wire_ack), 1));
+}
+
 /*
  * A requester and a responder over a channel that loses, duplicates and
  * reorders frames both ways; the responder's share changes at random
