@@ -70,6 +70,7 @@
 #include "verbs.h"
 #include "engine.h"
 #include "transport.h"
+#include "credit.h"
 
 static unsigned int idle_us = XNIC_DEF_IDLE_US;
 module_param(idle_us, uint, 0644);
@@ -527,9 +528,10 @@ static bool xnic_engine_unlist(struct xnic_engine *eng, struct xnic_qp *qp)
 	return false;
 }
 
-/* Run one active QP; returns its status. */
+/* Run one active QP, at most @budget frames; returns its status. */
 static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
-					      struct xnic_qp *qp)
+					      struct xnic_qp *qp,
+					      unsigned int budget)
 {
 	if (test_bit(XNIC_QP_ENG_BLOCKED, &qp->eng_flags))
 		return XNIC_TP_IDLE;
@@ -552,14 +554,20 @@ static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
 		xnic_tp_qp_flush(qp);
 		return XNIC_TP_IDLE;
 	}
-	return xnic_tp_qp_process(qp, XNIC_ENGINE_QP_BUDGET);
+	return xnic_tp_qp_process(qp, budget);
 }
 
-/* Step 3. Returns whether any QP has more to do. */
+/*
+ * Step 3. Returns whether any QP has more to do. Traffic classes
+ * (credit.c): class 0 QPs run first, then class 1 QPs with the budget
+ * xnic_credit_budget() gives them; QPs of a class run round robin.
+ */
 static bool xnic_engine_run_qps(struct xnic_engine *eng)
 {
 	struct xnic_qp *qp, *tmp;
-	bool busy = false;
+	bool busy = false, busy0 = false;
+	unsigned int budget;
+	u8 cls;
 
 	if (!list_empty(&eng->pending)) {
 		spin_lock_bh(&eng->lock);
@@ -568,12 +576,21 @@ static bool xnic_engine_run_qps(struct xnic_engine *eng)
 		busy = true;
 	}
 
-	list_for_each_entry_safe(qp, tmp, &eng->active, engine_node) {
-		clear_bit(XNIC_QP_ENG_RERUN, &qp->eng_flags);
-		if (xnic_engine_run_qp(eng, qp) == XNIC_TP_BUSY)
-			busy = true;
-		else
-			busy |= xnic_engine_unlist(eng, qp);
+	for (cls = 0; cls < XNIC_CREDIT_NR_CLASSES; cls++) {
+		budget = xnic_credit_budget(eng->xdev, cls,
+					    XNIC_ENGINE_QP_BUDGET, busy0);
+		list_for_each_entry_safe(qp, tmp, &eng->active, engine_node) {
+			if (READ_ONCE(qp->tclass) != cls)
+				continue;
+			clear_bit(XNIC_QP_ENG_RERUN, &qp->eng_flags);
+			if (xnic_engine_run_qp(eng, qp, budget) ==
+			    XNIC_TP_BUSY) {
+				busy = true;
+				busy0 |= !cls;
+			} else {
+				busy |= xnic_engine_unlist(eng, qp);
+			}
+		}
 	}
 	return busy;
 }

@@ -524,6 +524,9 @@ static int xnic_counters_show(struct seq_file *s, void *unused)
 	for (k = 0; k < XNIC_CNT_MAX; k++)
 		seq_printf(s, "%s %lld\n", xnic_tp_counter_names[k],
 			   atomic64_read(&p->cnt[k]));
+	for (k = 0; k < XNIC_CCNT_MAX; k++)
+		seq_printf(s, "%s %lld\n", xnic_credit_counter_names[k],
+			   atomic64_read(&p->credit.cnt[k]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xnic_counters);
@@ -691,6 +694,7 @@ int xnic_tp_dev_init(struct xnic_dev *xdev)
 	xa_init(&p->table);
 	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
 	p->next_hello = jiffies;
+	xnic_credit_dev_init(&p->credit);
 	rtnl_lock();
 	xdev->peers = p;
 	rtnl_unlock();

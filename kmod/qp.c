@@ -203,20 +203,26 @@ static void xnic_qp_teardown(struct xnic_qp *qp)
 	mutex_destroy(&qp->mutex);
 }
 
-static int xnic_qp_read_req(struct ib_udata *udata)
+static int xnic_qp_read_req(struct ib_udata *udata, u8 *tclass)
 {
 	struct xnic_create_qp_req req = {};
 	int err;
 
+	*tclass = XNIC_TCLASS_LATENCY;
 	if (!udata->inlen)
 		return 0;
 	err = ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req)));
 	if (err)
 		return err;
-	if (req.comp_mask)
+	if (req.comp_mask & ~XNIC_CREATE_QP_REQ_TCLASS)
 		return -EOPNOTSUPP;
 	if (req.reserved)
 		return -EINVAL;
+	if (!(req.comp_mask & XNIC_CREATE_QP_REQ_TCLASS) && req.tclass)
+		return -EINVAL;
+	if (req.tclass >= XNIC_NR_TCLASSES)
+		return -EINVAL;
+	*tclass = req.tclass;
 	if (udata->inlen > sizeof(req) &&
 	    !ib_is_udata_cleared(udata, sizeof(req),
 				 udata->inlen - sizeof(req)))
@@ -232,14 +238,16 @@ static int xnic_qp_read_req(struct ib_udata *udata)
  * @udata: driver data: optional struct xnic_create_qp_req input, struct
  *	xnic_create_qp_resp output
  *
- * The QP starts in RESET. Ring sizes are the requested work requests
+ * The QP starts in RESET, in the traffic class the request names (class
+ * 0 without one). Ring sizes are the requested work requests
  * rounded up to powers of two (at least 1, at most XNIC_MAX_QP_WR).
  *
  * Context: process context, may sleep.
  * Return: 0; -EOPNOTSUPP for a kernel QP, another QP type, an SRQ, create
- * flags or unknown request bits; -EINVAL for capabilities over the limits
- * or non-zero reserved input; -ENOMEM, also when the context has
- * XNIC_MAX_QP_PER_CTX QPs or the device is out of QPNs; -EFAULT.
+ * flags or unknown request bits; -EINVAL for capabilities over the limits,
+ * a traffic class that does not exist or non-zero reserved input;
+ * -ENOMEM, also when the context has XNIC_MAX_QP_PER_CTX QPs or the device
+ * is out of QPNs; -EFAULT.
  */
 int xnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		   struct ib_udata *udata)
@@ -248,6 +256,7 @@ int xnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	struct xnic_qp *qp = to_xqp(ibqp);
 	struct xnic_create_qp_resp resp = {};
 	u32 sq_nr, rq_nr, qpn;
+	u8 tclass;
 	int err;
 
 	if (!udata || init_attr->qp_type != IB_QPT_RC)
@@ -260,9 +269,10 @@ int xnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	err = xnic_qp_check_caps(&init_attr->cap, &sq_nr, &rq_nr);
 	if (err)
 		return err;
-	err = xnic_qp_read_req(udata);
+	err = xnic_qp_read_req(udata, &tclass);
 	if (err)
 		return err;
+	qp->tclass = tclass;
 
 	qp->xdev = xdev;
 	qp->uctx = rdma_udata_to_drv_context(udata, struct xnic_ucontext,

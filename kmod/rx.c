@@ -54,6 +54,7 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 
 	rx->unacked = 0;
 	rx->ack_due = false;
+	i.credits = xnic_credit_rx_grant(qp, rx->win.epsn);
 	skb = xnic_frame_alloc(sizeof(*ack), GFP_ATOMIC);
 	if (!skb) {
 		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
@@ -628,6 +629,7 @@ static void xnic_rx_request(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	switch (xnic_psn_win_classify(&rx->win, i->psn)) {
 	case XNIC_PSN_AHEAD:
 		xnic_cnt_inc(qp->xdev, XNIC_CNT_OUT_OF_WINDOW);
+		xnic_credit_rx_drop(qp);
 		if (rx->seq_nak_epsn != rx->win.epsn) {
 			rx->seq_nak_epsn = rx->win.epsn;
 			xnic_rx_send_ack(qp, XNIC_NAK_PSN_SEQ, rx->win.epsn);
@@ -647,6 +649,7 @@ static void xnic_rx_request(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	/* Nothing at or after a held-back error is accepted. */
 	if (rx->err_pending && !xnic_psn_before(i->psn, rx->err_psn))
 		return;
+	xnic_credit_rx_data(qp, i->psn, rx->win.epsn);
 
 	access = READ_ONCE(qp->qp_access);
 	switch (i->opcode) {
@@ -761,6 +764,9 @@ static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			return;
 		}
 		xnic_tx_ack_rx(qp, i, &ack);
+		return;
+	case XNIC_OP_CREDIT:
+		xnic_credit_rx_frame(qp, i);
 		return;
 	}
 

@@ -209,6 +209,7 @@ void xnic_tp_qp_release(struct xnic_qp *qp)
 	if (!tp)
 		return;
 	xnic_tp_qp_stop(qp);
+	xnic_credit_tx_stop(qp, tp->tx.next_psn);
 	RCU_INIT_POINTER(qp->tp.priv, NULL);
 	kvfree(tp->tx.wqes);
 	kvfree(tp->rx.msgs);

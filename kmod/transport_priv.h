@@ -46,6 +46,7 @@
 #include "verbs.h"
 #include "transport.h"
 #include "wire.h"
+#include "credit.h"
 
 /* ------------------------------ tunables ------------------------------ */
 
@@ -172,6 +173,7 @@ struct xnic_peer {
  * @hello_now: non-zero: send HELLOs at the next run of @hello
  * @dbg: debugfs directory of the device, or NULL
  * @cnt: counters, enum xnic_tp_counter
+ * @credit: flow control state (credit.c)
  */
 struct xnic_peers {
 	struct xnic_dev *xdev;
@@ -182,6 +184,7 @@ struct xnic_peers {
 	atomic_t hello_now;
 	struct dentry *dbg;
 	atomic64_t cnt[XNIC_CNT_MAX];
+	struct xnic_credit_dev credit;
 };
 
 static inline void xnic_cnt_add(struct xnic_dev *xdev,
@@ -433,6 +436,7 @@ struct xnic_rx {
  * @rcu: deferred free (xnic_tp_lock() looks the state up under RCU)
  * @tx: requester
  * @rx: responder
+ * @cr: flow control (credit.c)
  */
 struct xnic_tp_qp {
 	spinlock_t lock;	/* the tp lock */
@@ -443,6 +447,7 @@ struct xnic_tp_qp {
 	struct rcu_head rcu;
 	struct xnic_tx tx;
 	struct xnic_rx rx;
+	struct xnic_credit_qp cr;
 };
 
 /* The transport state of a QP whose tp lock the caller holds. */

@@ -353,7 +353,8 @@ static void xnic_tx_info(struct xnic_qp *qp, struct xnic_tx_wqe *w,
 	    (s->offset + s->len == w->len &&
 	     (qp->sq_sig_all || (wqe->flags & XNIC_WQE_F_SIGNALED))) ||
 	    psn % XNIC_TX_ACKREQ_EVERY == 0 ||
-	    psn - tx->una == XNIC_TX_WINDOW - 1)
+	    psn - tx->una == XNIC_TX_WINDOW - 1 ||
+	    xnic_credit_tx_ackreq(qp, psn))
 		i->flags |= XNIC_WF_ACKREQ;
 }
 
@@ -469,6 +470,7 @@ static int xnic_tx_send_new(struct xnic_qp *qp)
 	if (xnic_wr_is_read(w))
 		tx->reads++;
 	tx->next_psn++;
+	xnic_credit_tx_sent(qp, psn, xnic_wr_is_read(w) ? 0 : s->len);
 	if (!tx->timer_on) {
 		tx->timer_on = true;
 		xnic_tx_restart_timer(tp);
@@ -671,6 +673,7 @@ static void xnic_tx_start(struct xnic_qp *qp)
 	tx->srtt = 0;
 	tx->rttvar = 0;
 	tx->rto = tx->rto_base;
+	xnic_credit_tx_start(qp, psn);
 	tx->started = true;
 }
 
@@ -733,9 +736,12 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 	if (tx->cur == tx->fetch)
 		return !tx->stopped &&
 		       xnic_ring_producer(&qp->sq) != tx->fetch &&
-		       tx->fetch - qp->sq.kidx < tx->nr_wqe;
+		       tx->fetch - qp->sq.kidx < tx->nr_wqe &&
+		       xnic_credit_tx_ok(qp, tx->next_psn);
 	w = xnic_tx_wqe(tx, tx->cur);
-	return w->status || !xnic_wr_is_read(w) || tx->reads < tx->max_reads;
+	return w->status ||
+	       ((!xnic_wr_is_read(w) || tx->reads < tx->max_reads) &&
+		xnic_credit_tx_ok(qp, tx->next_psn));
 }
 
 /*
@@ -768,7 +774,8 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 			continue;
 		}
 		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
-		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads))
+		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads) ||
+		    !xnic_credit_tx_ok(qp, tx->next_psn))
 			break;
 		err = xnic_tx_send_new(qp);
 		if (err)
@@ -1081,6 +1088,7 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		return;
 	}
 	xnic_cnt_inc(qp->xdev, syn ? XNIC_CNT_NAKS_RCVD : XNIC_CNT_ACKS_RCVD);
+	xnic_credit_tx_ack(qp, cum, i->credits, tx->next_psn);
 	if (syn == XNIC_NAK_RNR)
 		xnic_cnt_inc(qp->xdev, XNIC_CNT_RNR_NAKS_RCVD);
 
@@ -1240,6 +1248,7 @@ void xnic_tx_flush(struct xnic_qp *qp)
 	tx->rnr_wait = false;
 	tx->resending = false;
 	tx->started = false;
+	xnic_credit_tx_stop(qp, tx->next_psn);
 }
 
 /**
@@ -1264,6 +1273,7 @@ void xnic_tx_timer(struct timer_list *t)
 		return;
 	}
 	xnic_rx_timer(tp->qp);
+	run = xnic_credit_timer(tp);
 	if (tx->rnr_wait) {
 		if (time_before(jiffies, tx->rnr_until))
 			xnic_tp_arm(tp, tx->rnr_until);

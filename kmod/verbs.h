@@ -175,6 +175,7 @@ struct xnic_cq {
  * @engine_node: entry in the engine's pending or active list (engine lock
  *	for the pending list, engine thread only for the active list)
  * @tp: transport state, owned by the engine thread (transport.h)
+ * @tclass: traffic class, XNIC_TCLASS_* (set at creation, credit.c)
  */
 struct xnic_qp {
 	struct ib_qp ibqp;
@@ -208,6 +209,7 @@ struct xnic_qp {
 	unsigned long eng_flags;
 	struct list_head engine_node;
 	struct xnic_qp_tp tp;
+	u8 tclass;
 };
 
 static inline struct xnic_ucontext *to_xuctx(struct ib_ucontext *ibuc)

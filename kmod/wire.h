@@ -59,6 +59,8 @@
  * @XNIC_OP_READ_RESP: RDMA READ response data, @psn of the request
  * @XNIC_OP_ACK: acknowledgment; payload struct xnic_wire_ack
  * @XNIC_OP_NAK: negative acknowledgment; payload struct xnic_wire_ack
+ * @XNIC_OP_CREDIT: credit update (@psn cumulative ACK PSN, @credits past
+ *	it) or, with XNIC_WF_CREDIT_REQ, a credit request; no payload
  * @XNIC_OP_MAX: first value that is not an opcode
  */
 enum xnic_wire_op {
@@ -69,6 +71,7 @@ enum xnic_wire_op {
 	XNIC_OP_READ_RESP	= 5,
 	XNIC_OP_ACK		= 6,
 	XNIC_OP_NAK		= 7,
+	XNIC_OP_CREDIT		= 8,
 	XNIC_OP_MAX,
 };
 
@@ -79,6 +82,7 @@ enum xnic_wire_op {
 #define XNIC_WF_ACKREQ		0x0004	/* WRITE, SEND, READ_REQ: ACK now */
 #define XNIC_WF_RETX		0x0008	/* WRITE, SEND, READ_REQ: resent */
 #define XNIC_WF_REPLY		0x0010	/* HELLO: an answer; do not answer */
+#define XNIC_WF_CREDIT_REQ	0x0020	/* CREDIT: a request; answer it */
 
 /**
  * enum xnic_wire_nak - NAK syndromes (struct xnic_wire_ack.syndrome)
@@ -122,7 +126,8 @@ enum xnic_wire_nak {
  * @rkey: remote key
  * @imm: immediate data (network order, passed through untouched)
  * @payload_len: payload bytes following this header
- * @credits: flow-control credits returned to the peer (zero for now)
+ * @credits: ACK, NAK, CREDIT update: PSNs past @psn the peer may send
+ *	(credit-based flow control); zero in other frames
  * @crc: crc32c over this header (with @crc zero) and the payload
  *
  * Every field sits at its natural alignment and the size is a multiple of
@@ -329,6 +334,8 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 		return XNIC_WF_ACKREQ | XNIC_WF_RETX;
 	case XNIC_OP_HELLO:
 		return XNIC_WF_REPLY;
+	case XNIC_OP_CREDIT:
+		return XNIC_WF_CREDIT_REQ;
 	default:
 		return 0;
 	}
@@ -393,6 +400,10 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 	case XNIC_OP_ACK:
 	case XNIC_OP_NAK:
 		if (i->payload_len != sizeof(struct xnic_wire_ack))
+			return XNIC_WIRE_BAD_LEN;
+		break;
+	case XNIC_OP_CREDIT:
+		if (i->payload_len)
 			return XNIC_WIRE_BAD_LEN;
 		break;
 	}

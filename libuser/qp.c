@@ -93,6 +93,13 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		   struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
 		   struct xnic_qp **qpp)
 {
+	return xnic_create_qp_ex(pd, send_cq, recv_cq, cap, NULL, qpp);
+}
+
+int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
+		      struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
+		      const struct xnic_qp_attr *attr, struct xnic_qp **qpp)
+{
 	struct xnic_ctx *ctx = pd->ctx;
 	struct xnic_qp_cap def = {
 		.max_send_wr = XNIC_DEFAULT_WR,
@@ -113,6 +120,16 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		cap = &def;
 	if (send_cq->ctx != ctx || recv_cq->ctx != ctx)
 		return -EINVAL;
+	if (attr) {
+		if (attr->comp_mask & ~XNIC_QP_ATTR_TCLASS)
+			return -EINVAL;
+		if (attr->comp_mask & XNIC_QP_ATTR_TCLASS) {
+			if (attr->tclass > XNIC_TCLASS_BULK)
+				return -EINVAL;
+			drv_in.comp_mask |= XNIC_CREATE_QP_REQ_TCLASS;
+			drv_in.tclass = attr->tclass;
+		}
+	}
 	err = xnic_fill_cap(ctx, cap);
 	if (err)
 		return err;

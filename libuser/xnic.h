@@ -450,6 +450,37 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		   struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
 		   struct xnic_qp **qpp);
 
+/* xnic_qp_attr.comp_mask bits */
+#define XNIC_QP_ATTR_TCLASS	(1U << 0)	/* @tclass is valid */
+
+/**
+ * struct xnic_qp_attr - optional QP creation attributes
+ * @comp_mask: XNIC_QP_ATTR_* bits naming the valid fields
+ * @tclass: traffic class: XNIC_TCLASS_LATENCY (0, the default: served
+ *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits)
+ *
+ * Fields are only ever appended, each with a comp_mask bit.
+ */
+struct xnic_qp_attr {
+	uint32_t comp_mask;
+	uint32_t tclass;
+};
+
+/**
+ * xnic_create_qp_ex() - xnic_create_qp() with creation attributes
+ * @pd: protection domain of its MRs
+ * @send_cq: CQ of SQ completions
+ * @recv_cq: CQ of RQ completions
+ * @cap: wanted sizes or NULL (see xnic_create_qp())
+ * @attr: optional attributes, or NULL for the defaults
+ * @qpp: the new QP on success
+ * Return: as xnic_create_qp(); -EINVAL for a traffic class that does not
+ * exist or unknown comp_mask bits.
+ */
+int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
+		      struct xnic_cq *recv_cq, struct xnic_qp_cap *cap,
+		      const struct xnic_qp_attr *attr, struct xnic_qp **qpp);
+
 /**
  * xnic_destroy_qp() - destroy a QP
  * @qp: QP; freed on success

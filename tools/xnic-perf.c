@@ -89,6 +89,7 @@ struct opts {
 	bool events;
 	bool size_set;
 	bool iters_set;
+	unsigned int tclass;
 };
 
 /* Exchanged once each way at connection time; every field big-endian. */
@@ -223,8 +224,11 @@ static void usage(FILE *f)
 "  -e, --events         sleep on completion events (xnic_cq_wait) instead\n"
 "                       of busy polling the CQ (not with write_lat)\n"
 "      --json           one JSON object per size instead of the table\n"
+"      --tclass C       traffic class of this side's QP: 0 latency-critical\n"
+"                       (default), 1 bulk\n"
 "  -h, --help           this text\n"
-"The server takes -s, -n, -a, -D, -t, -r and -e from the client.\n",
+"The server takes -s, -n, -a, -D, -t, -r and -e from the client\n"
+"(not --tclass: give it to each side).\n",
 		prog, DEF_PORT, DEF_TX_DEPTH, DEF_RX_DEPTH);
 }
 
@@ -294,6 +298,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "rx-depth", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "events", no_argument, NULL, 'e' },
+		{ "tclass", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -348,6 +353,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'e':
 			o->events = true;
+			break;
+		case 'C':
+			o->tclass = (unsigned int)opt_num("traffic class",
+							  optarg, 0,
+							  XNIC_TCLASS_BULK,
+							  false);
 			break;
 		case 'h':
 			usage(stdout);
@@ -542,6 +553,7 @@ static void setup_device(struct perf *p, size_t max_size,
 {
 	const struct opts *o = p->o;
 	struct xnic_qp_cap cap = { 0 };
+	struct xnic_qp_attr qattr = { 0 };
 	char what[160];
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	int err;
@@ -579,7 +591,9 @@ static void setup_device(struct perf *p, size_t max_size,
 	err = xnic_create_cq(p->ctx, cap.max_send_wr + cap.max_recv_wr + 16,
 			     &p->cq);
 	check(err, "creating the CQ");
-	err = xnic_create_qp(p->pd, p->cq, p->cq, &cap, &p->qp);
+	qattr.comp_mask = XNIC_QP_ATTR_TCLASS;
+	qattr.tclass = o->tclass;
+	err = xnic_create_qp_ex(p->pd, p->cq, p->cq, &cap, &qattr, &p->qp);
 	check(err, "creating the QP");
 	p->window = tx_depth < cap.max_send_wr ? tx_depth : cap.max_send_wr;
 	if (o->test->verb == VERB_SEND && !o->test->lat &&

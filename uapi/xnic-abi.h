@@ -298,14 +298,25 @@ struct xnic_create_cq_resp {
 	__u32 reserved;
 };
 
+/* xnic_create_qp_req.comp_mask bits */
+#define XNIC_CREATE_QP_REQ_TCLASS	0x1	/* @tclass is valid */
+
+/* Traffic classes (xnic_create_qp_req.tclass) */
+#define XNIC_TCLASS_LATENCY	0	/* latency-critical: served first */
+#define XNIC_TCLASS_BULK	1	/* bulk: weighted share when both wait */
+
 /**
  * struct xnic_create_qp_req - CREATE_QP driver input (optional)
- * @comp_mask: zero
- * @reserved: zero (traffic class comes here with flow control)
+ * @comp_mask: XNIC_CREATE_QP_REQ_* bits saying which fields are valid;
+ *	other bits: -EOPNOTSUPP
+ * @tclass: with XNIC_CREATE_QP_REQ_TCLASS: the QP's traffic class,
+ *	XNIC_TCLASS_* (else -EINVAL); otherwise zero (class 0)
+ * @reserved: zero
  */
 struct xnic_create_qp_req {
 	__u64 comp_mask;
-	__u64 reserved;
+	__u32 tclass;
+	__u32 reserved;
 };
 
 /**

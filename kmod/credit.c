@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - credit-based flow control (lossless, prioritised, fair).
+ *
+ * Requester: a QP sends a new PSN only against credit its peer's
+ * responder granted (credit_logic.h); a flow out of credit is "stalled"
+ * (the time is counted) and, while it stays so, asks for credit with a
+ * CREDIT request (XNIC_OP_CREDIT with XNIC_WF_CREDIT_REQ) at backed-off
+ * intervals, so a lost update never deadlocks it.
+ *
+ * Responder: every ACK, NAK and CREDIT update carries the credit it
+ * grants past its cumulative ACK PSN: an equal share of the device's
+ * ingress pool (credit_pool frames) among the flows that received data in
+ * the last two epochs, at most the flow's window
+ * (the credit_window parameter) and the receive PSN window.
+ *
+ * Traffic classes: the engine serves class 0 (latency-critical) first in
+ * each pass and gives class 1 (bulk) its weighted share while class 0 is
+ * backlogged (xnic_credit_budget()); the flows of one class are served
+ * round robin with the same quantum of frames.
+ *
+ * Context and locking: see credit.h.
+ */
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/sched/clock.h>
+
+#include "transport_priv.h"
+
+static bool credits = true;
+module_param(credits, bool, 0644);
+MODULE_PARM_DESC(credits,
+		 "Requesters send only against credit granted by the receiver (default Y)");
+
+static unsigned int credit_init = 32;
+module_param(credit_init, uint, 0644);
+MODULE_PARM_DESC(credit_init,
+		 "Credits (frames) a flow may send before its first credit update (default 32)");
+
+static unsigned int credit_pool = 768;
+module_param(credit_pool, uint, 0644);
+MODULE_PARM_DESC(credit_pool,
+		 "Receive credits (frames) of a device shared by its active flows (default 768)");
+
+/* Epoch of the active-flow estimate, ms. */
+#define XNIC_CREDIT_EPOCH_MS	10
+/* First and largest interval between credit requests of a stalled flow. */
+#define XNIC_CREDIT_PROBE_MS	10
+#define XNIC_CREDIT_PROBE_MAX_MS	1000
+
+/* Names of enum xnic_credit_counter, in order. */
+const char *const xnic_credit_counter_names[XNIC_CREDIT_NR_COUNTERS] = {
+	[XNIC_CCNT_GRANTED]		= "credit_granted",
+	[XNIC_CCNT_CONSUMED]		= "credit_consumed",
+	[XNIC_CCNT_RETURNED]		= "credit_returned",
+	[XNIC_CCNT_ADVERTISED]		= "credit_advertised",
+	[XNIC_CCNT_STALLS]		= "credit_stalls",
+	[XNIC_CCNT_STALL_NS]		= "credit_stall_ns",
+	[XNIC_CCNT_REQ_SENT]		= "credit_requests_sent",
+	[XNIC_CCNT_REQ_RCVD]		= "credit_requests_rcvd",
+	[XNIC_CCNT_UPD_SENT]		= "credit_updates_sent",
+	[XNIC_CCNT_UPD_RCVD]		= "credit_updates_rcvd",
+	[XNIC_CCNT_CLASS0_BYTES]	= "tx_class0_bytes",
+	[XNIC_CCNT_CLASS1_BYTES]	= "tx_class1_bytes",
+	[XNIC_CCNT_RX_DROPS]		= "rx_credit_drops",
+	[XNIC_CCNT_RX_VIOLATIONS]	= "rx_credit_violations",
+};
+
+static struct xnic_credit_dev *xnic_cd(struct xnic_dev *xdev)
+{
+	return &xdev->peers->credit;
+}
+
+static void xnic_ccnt_add(struct xnic_dev *xdev, enum xnic_credit_counter c,
+			  s64 v)
+{
+	atomic64_add(v, &xnic_cd(xdev)->cnt[c]);
+}
+
+static struct xnic_credit_qp *xnic_cq_of(struct xnic_qp *qp)
+{
+	return &xnic_tp(qp)->cr;
+}
+
+/**
+ * xnic_credit_dev_init() - set up a device's flow control state
+ * @cd: the state, zeroed (part of struct xnic_peers)
+ *
+ * Context: process context (xnic_tp_dev_init()).
+ */
+void xnic_credit_dev_init(struct xnic_credit_dev *cd)
+{
+	int k;
+
+	spin_lock_init(&cd->lock);
+	cd->epoch = jiffies / msecs_to_jiffies(XNIC_CREDIT_EPOCH_MS);
+	for (k = 0; k < XNIC_CCNT_MAX; k++)
+		atomic64_set(&cd->cnt[k], 0);
+}
+
+/**
+ * xnic_credit_counters() - read the flow control counters of a device
+ * @xdev: the device
+ * @vals: filled with up to @n values, in xnic_credit_counter_names[] order
+ * @n: room in @vals
+ *
+ * Context: any; the values are read without a lock.
+ * Return: the number of values written (0 before the transport is up).
+ */
+int xnic_credit_counters(struct xnic_dev *xdev, u64 *vals, int n)
+{
+	struct xnic_peers *p = READ_ONCE(xdev->peers);
+	int k;
+
+	if (!p)
+		return 0;
+	n = min_t(int, n, XNIC_CCNT_MAX);
+	for (k = 0; k < n; k++)
+		vals[k] = atomic64_read(&p->credit.cnt[k]);
+	return n;
+}
+
+/* ------------------------------ requester ------------------------------ */
+
+/**
+ * xnic_credit_tx_start() - a requester starts: give it its initial credit
+ * @qp: the QP
+ * @psn: its first PSN
+ *
+ * Context: tp lock held.
+ */
+void xnic_credit_tx_start(struct xnic_qp *qp, u32 psn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+	u32 init = clamp_t(u32, READ_ONCE(credit_init), 1, XNIC_TX_WINDOW);
+
+	xnic_ccnt_add(qp->xdev, XNIC_CCNT_GRANTED,
+		      xnic_credit_flow_start(&c->flow, psn, init));
+	c->stalled = false;
+	c->probe_ms = XNIC_CREDIT_PROBE_MS;
+}
+
+/* The stall of a flow that has credit again is over. */
+static void xnic_credit_unstall(struct xnic_qp *qp, struct xnic_credit_qp *c)
+{
+	u64 now = local_clock();
+
+	c->stalled = false;
+	c->probe_ms = XNIC_CREDIT_PROBE_MS;
+	if (now > c->stall_since)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_STALL_NS,
+			      now - c->stall_since);
+}
+
+/**
+ * xnic_credit_tx_ok() - may the requester send the new PSN @next_psn?
+ * @qp: the QP
+ * @next_psn: the PSN
+ *
+ * When not, the flow is stalled from now on: the time is counted and a
+ * credit request is scheduled on the QP's timer (xnic_credit_timer()).
+ * With flow control off (module parameter credits=0) always true.
+ *
+ * Context: tp lock held.
+ * Return: whether the PSN may be sent.
+ */
+bool xnic_credit_tx_ok(struct xnic_qp *qp, u32 next_psn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+
+	if (!READ_ONCE(credits) || xnic_credit_flow_avail(&c->flow, next_psn)) {
+		if (c->stalled)
+			xnic_credit_unstall(qp, c);
+		return true;
+	}
+	if (!c->stalled) {
+		c->stalled = true;
+		c->stall_since = local_clock();
+		c->probe_ms = XNIC_CREDIT_PROBE_MS;
+		c->probe_at = jiffies + msecs_to_jiffies(c->probe_ms);
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_STALLS, 1);
+		xnic_tp_arm(xnic_tp(qp), c->probe_at);
+	}
+	return false;
+}
+
+/**
+ * xnic_credit_tx_sent() - the requester sent the new PSN @psn
+ * @qp: the QP
+ * @psn: the PSN (consumes one credit)
+ * @bytes: payload bytes it carries, counted for the QP's traffic class
+ *
+ * Context: tp lock held.
+ */
+void xnic_credit_tx_sent(struct xnic_qp *qp, u32 psn, u32 bytes)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+	u64 before = c->flow.granted;
+
+	xnic_credit_flow_consume(&c->flow, psn);
+	if (c->flow.granted != before)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_GRANTED,
+			      c->flow.granted - before);
+	xnic_ccnt_add(qp->xdev, XNIC_CCNT_CONSUMED, 1);
+	xnic_ccnt_add(qp->xdev, READ_ONCE(qp->tclass) ?
+		      XNIC_CCNT_CLASS1_BYTES : XNIC_CCNT_CLASS0_BYTES, bytes);
+}
+
+/**
+ * xnic_credit_tx_ackreq() - should the frame of @psn ask for an ACK?
+ * @qp: the QP
+ * @psn: a new PSN
+ *
+ * The PSN that spends the last credit asks for one, so that the grant
+ * comes back without waiting for a delayed ACK.
+ *
+ * Context: tp lock held.
+ * Return: true for the last PSN the credit allows.
+ */
+bool xnic_credit_tx_ackreq(struct xnic_qp *qp, u32 psn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+
+	return c->flow.live && psn + 1 == c->flow.limit;
+}
+
+/**
+ * xnic_credit_tx_ack() - take the credit an ACK, NAK or update carries
+ * @qp: the QP
+ * @cum: the frame's cumulative ACK PSN, not past @next_psn
+ * @credits: the frame's credits field
+ * @next_psn: the requester's next new PSN
+ *
+ * Context: tp lock held (softirq).
+ */
+void xnic_credit_tx_ack(struct xnic_qp *qp, u32 cum, u16 credits,
+			u32 next_psn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+	u32 inc = xnic_credit_flow_update(&c->flow, cum, credits, next_psn);
+
+	if (inc)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_GRANTED, inc);
+}
+
+/**
+ * xnic_credit_tx_stop() - the requester stops (flush, reset, destroy)
+ * @qp: the QP
+ * @next_psn: its next new PSN
+ *
+ * Its unused credit is counted returned; a stopped flow has none.
+ *
+ * Context: tp lock held, or the state is no longer shared.
+ */
+void xnic_credit_tx_stop(struct xnic_qp *qp, u32 next_psn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+
+	if (!c->flow.live)
+		return;
+	if (c->stalled)
+		xnic_credit_unstall(qp, c);
+	xnic_ccnt_add(qp->xdev, XNIC_CCNT_RETURNED,
+		      xnic_credit_flow_stop(&c->flow, next_psn));
+}
+
+/* Send a CREDIT frame: a request (@req) or an update of @credits. */
+static void xnic_credit_send(struct xnic_qp *qp, u16 node, u32 dqpn,
+			     u32 psn, u16 credits, bool req)
+{
+	struct xnic_wire_info i = {
+		.opcode = XNIC_OP_CREDIT,
+		.flags = req ? XNIC_WF_CREDIT_REQ : 0,
+		.src_node = qp->xdev->node_id,
+		.dst_node = node,
+		.src_qpn = xnic_qpn(qp),
+		.dst_qpn = dqpn,
+		.psn = psn,
+		.credits = credits,
+	};
+	struct sk_buff *skb = xnic_frame_alloc(0, GFP_ATOMIC);
+
+	if (!skb) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_TX_DROPS);
+		return;
+	}
+	xnic_tp_send(qp, node, skb, &i);
+	xnic_ccnt_add(qp->xdev, req ? XNIC_CCNT_REQ_SENT : XNIC_CCNT_UPD_SENT,
+		      1);
+}
+
+/**
+ * xnic_credit_timer() - the credit part of a QP's timer
+ * @tp: the transport state
+ *
+ * A flow stalled on credit until its probe time sends a CREDIT request
+ * (the responder answers with an update) and backs off, doubling the
+ * interval up to XNIC_CREDIT_PROBE_MAX_MS: a lost update cannot leave the
+ * flow waiting for ever.
+ *
+ * Context: the QP's timer (softirq), tp lock held.
+ * Return: true when the flow has credit again and the engine should run
+ * the QP.
+ */
+bool xnic_credit_timer(struct xnic_tp_qp *tp)
+{
+	struct xnic_credit_qp *c = &tp->cr;
+	struct xnic_tx *tx = &tp->tx;
+
+	if (!c->stalled || !tx->started ||
+	    xnic_qp_state(tp->qp) != IB_QPS_RTS)
+		return false;
+	/* Credit came meanwhile: let the engine send. */
+	if (xnic_credit_flow_avail(&c->flow, tx->next_psn)) {
+		xnic_credit_unstall(tp->qp, c);
+		return true;
+	}
+	if (time_before(jiffies, c->probe_at)) {
+		xnic_tp_arm(tp, c->probe_at);
+		return false;
+	}
+	xnic_credit_send(tp->qp, tx->remote_node, tx->dest_qpn, tx->next_psn,
+			 0, true);
+	c->probe_ms = min(c->probe_ms * 2, XNIC_CREDIT_PROBE_MAX_MS);
+	c->probe_at = jiffies + msecs_to_jiffies(c->probe_ms);
+	xnic_tp_arm(tp, c->probe_at);
+	return false;
+}
+
+/* ------------------------------ responder ------------------------------ */
+
+/* Count the flow active in this epoch; return the flows active now. */
+static u32 xnic_credit_active(struct xnic_dev *xdev, struct xnic_credit_qp *c,
+			      bool touch)
+{
+	struct xnic_credit_dev *cd = xnic_cd(xdev);
+	unsigned long e = jiffies / msecs_to_jiffies(XNIC_CREDIT_EPOCH_MS);
+	u32 n;
+
+	spin_lock(&cd->lock);
+	if (cd->epoch != e) {
+		cd->active_prev = cd->epoch + 1 == e ? cd->active_cur : 0;
+		cd->active_cur = 0;
+		cd->epoch = e;
+	}
+	if (touch && c->epoch != e) {
+		c->epoch = e;
+		cd->active_cur++;
+	}
+	n = max3(cd->active_cur, cd->active_prev, 1U);
+	spin_unlock(&cd->lock);
+	return n;
+}
+
+/* The share of a flow now (xnic_credit_share()). */
+static u32 xnic_credit_rx_share(struct xnic_qp *qp, bool touch)
+{
+	struct xnic_dev *xdev = qp->xdev;
+	u32 pool = READ_ONCE(credit_pool);
+
+	return xnic_credit_share(READ_ONCE(xdev->params.credit_window),
+				 XNIC_RX_WINDOW, pool,
+				 xnic_credit_active(xdev, xnic_cq_of(qp),
+						    touch));
+}
+
+/**
+ * xnic_credit_rx_grant() - the credits field of the responder's next
+ *	ACK, NAK or CREDIT update
+ * @qp: the QP
+ * @epsn: the frame's cumulative ACK PSN (the responder's expected PSN)
+ *
+ * Context: tp lock held.
+ * Return: credits granted past @epsn.
+ */
+u16 xnic_credit_rx_grant(struct xnic_qp *qp, u32 epsn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+	u32 grew;
+	u16 cr;
+
+	if (!c->adv_valid) {
+		c->adv = epsn;
+		c->adv_valid = true;
+	}
+	cr = xnic_credit_grant(&c->adv, epsn, xnic_credit_rx_share(qp, false),
+			       &grew);
+	if (grew)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_ADVERTISED, grew);
+	return cr;
+}
+
+/**
+ * xnic_credit_rx_data() - the responder accepted a new request PSN
+ * @qp: the QP
+ * @psn: the PSN
+ * @epsn: the responder's expected PSN before it
+ *
+ * Counts the flow active, and a PSN beyond the credit advertised as a
+ * violation (the peer ignores flow control; the frame is still taken when
+ * the receive window has room for it).
+ *
+ * Context: tp lock held (softirq).
+ */
+void xnic_credit_rx_data(struct xnic_qp *qp, u32 psn, u32 epsn)
+{
+	struct xnic_credit_qp *c = xnic_cq_of(qp);
+	u32 init = clamp_t(u32, READ_ONCE(credit_init), 1, XNIC_TX_WINDOW);
+
+	xnic_credit_active(qp->xdev, c, true);
+	if (!c->adv_valid) {
+		/* The requester's initial credit. */
+		c->adv = epsn + init;
+		c->adv_valid = true;
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_ADVERTISED, init);
+	}
+	if (!xnic_psn_before(psn, c->adv))
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_RX_VIOLATIONS, 1);
+}
+
+/**
+ * xnic_credit_rx_drop() - the responder had no room for a request frame
+ * @qp: the QP
+ *
+ * Context: tp lock held (softirq).
+ */
+void xnic_credit_rx_drop(struct xnic_qp *qp)
+{
+	xnic_ccnt_add(qp->xdev, XNIC_CCNT_RX_DROPS, 1);
+}
+
+/**
+ * xnic_credit_rx_frame() - handle a CREDIT frame
+ * @qp: the QP it is addressed to
+ * @i: its header, accepted by xnic_wire_check()
+ *
+ * A request (to the responder) is answered with an update carrying the
+ * responder's current grant; an update (to the requester) moves its limit
+ * like the credits of an ACK, and hands a flow that can send now to the
+ * engine. Frames not from the QP's peer are counted and dropped.
+ *
+ * Context: softirq, tp lock held.
+ */
+void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_rx *rx = &tp->rx;
+	struct xnic_tx *tx = &tp->tx;
+	enum ib_qp_state state = xnic_qp_state(qp);
+
+	if (i->flags & XNIC_WF_CREDIT_REQ) {
+		if (!rx->started || rx->fatal || i->src_node != rx->remote_node ||
+		    i->src_qpn != rx->dest_qpn ||
+		    (state != IB_QPS_RTR && state != IB_QPS_RTS)) {
+			xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
+			return;
+		}
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_REQ_RCVD, 1);
+		xnic_credit_send(qp, rx->remote_node, rx->dest_qpn,
+				 rx->win.epsn,
+				 xnic_credit_rx_grant(qp, rx->win.epsn), false);
+		return;
+	}
+	if (!tx->started || state != IB_QPS_RTS ||
+	    i->src_node != tx->remote_node || i->src_qpn != tx->dest_qpn) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
+		return;
+	}
+	if (xnic_psn_before(tx->next_psn, i->psn)) {
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_OUT_OF_WINDOW);
+		return;
+	}
+	xnic_ccnt_add(qp->xdev, XNIC_CCNT_UPD_RCVD, 1);
+	xnic_credit_tx_ack(qp, i->psn, i->credits, tx->next_psn);
+	if (tp->cr.stalled &&
+	    xnic_credit_flow_avail(&tp->cr.flow, tx->next_psn))
+		tp->activate = true;
+}
+
+/* ------------------------------ engine ------------------------------ */
+
+/**
+ * xnic_credit_budget() - frames a QP may send in one engine pass
+ * @xdev: the device (its class weights: netlink class0_weight and
+ *	class1_weight)
+ * @tclass: the QP's traffic class
+ * @quantum: the pass's quantum, frames
+ * @class0_busy: class 0 QPs had more to send in this pass
+ *
+ * Context: the engine thread.
+ * Return: the budget, frames, at least 1 (xnic_credit_class_budget()).
+ */
+unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
+				unsigned int quantum, bool class0_busy)
+{
+	return xnic_credit_class_budget(tclass, quantum,
+					READ_ONCE(xdev->params.class_weight[0]),
+					READ_ONCE(xdev->params.class_weight[1]),
+					class0_busy);
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xnic - credit-based flow control and traffic classes (credit.c): the
+ * hooks the requester (tx.c), the responder (rx.c) and the engine call.
+ * The arithmetic is in credit_logic.h; the protocol is in
+ * Documentation/wire-protocol.rst, "Credit-based flow control".
+ *
+ * Locking: per-QP state (struct xnic_credit_qp) lives in the QP's
+ * transport state and is used under its tp lock, like the rest of it.
+ * The device state (struct xnic_credit_dev) has its own spinlock, taken
+ * under a tp lock (BH off) and nothing taken under it; its counters are
+ * atomic.
+ */
+#ifndef XNIC_CREDIT_H
+#define XNIC_CREDIT_H
+
+#include <linux/atomic.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "credit_logic.h"
+
+struct xnic_dev;
+struct xnic_qp;
+struct xnic_tp_qp;
+struct xnic_wire_info;
+
+/* Device counters of flow control; names in xnic_credit_counter_names[]. */
+enum xnic_credit_counter {
+	XNIC_CCNT_GRANTED,
+	XNIC_CCNT_CONSUMED,
+	XNIC_CCNT_RETURNED,
+	XNIC_CCNT_ADVERTISED,
+	XNIC_CCNT_STALLS,
+	XNIC_CCNT_STALL_NS,
+	XNIC_CCNT_REQ_SENT,
+	XNIC_CCNT_REQ_RCVD,
+	XNIC_CCNT_UPD_SENT,
+	XNIC_CCNT_UPD_RCVD,
+	XNIC_CCNT_CLASS0_BYTES,
+	XNIC_CCNT_CLASS1_BYTES,
+	XNIC_CCNT_RX_DROPS,
+	XNIC_CCNT_RX_VIOLATIONS,
+	XNIC_CCNT_MAX,
+};
+
+#define XNIC_CREDIT_NR_COUNTERS	14
+static_assert(XNIC_CCNT_MAX == XNIC_CREDIT_NR_COUNTERS);
+extern const char *const xnic_credit_counter_names[XNIC_CREDIT_NR_COUNTERS];
+
+/**
+ * struct xnic_credit_dev - flow control state of a device (xnic_peers)
+ * @lock: guards the active-flow estimate below
+ * @epoch: current epoch number (jiffies / epoch length)
+ * @active_cur: flows that received data in epoch @epoch
+ * @active_prev: flows that received data in the epoch before
+ * @cnt: counters, enum xnic_credit_counter
+ */
+struct xnic_credit_dev {
+	spinlock_t lock; /* the active-flow estimate */
+	unsigned long epoch;
+	u32 active_cur;
+	u32 active_prev;
+	atomic64_t cnt[XNIC_CCNT_MAX];
+};
+
+/**
+ * struct xnic_credit_qp - flow control state of a QP (xnic_tp_qp.cr)
+ * @flow: requester: its credit (credit_logic.h)
+ * @stalled: requester: has a new PSN to send and no credit
+ * @stall_since: when the stall began, local_clock() ns
+ * @probe_at: requester: when a stalled flow asks for credit, jiffies
+ * @probe_ms: the current interval between credit requests, ms
+ * @adv: responder: the limit advertised last
+ * @adv_valid: @adv is set (the first data frame sets it)
+ * @epoch: responder: last epoch the flow was counted active in
+ */
+struct xnic_credit_qp {
+	struct xnic_credit_flow flow;
+	bool stalled;
+	u64 stall_since;
+	unsigned long probe_at;
+	unsigned int probe_ms;
+	u32 adv;
+	bool adv_valid;
+	unsigned long epoch;
+};
+
+void xnic_credit_dev_init(struct xnic_credit_dev *cd);
+int xnic_credit_counters(struct xnic_dev *xdev, u64 *vals, int n);
+
+/* requester (tx.c), tp lock held */
+void xnic_credit_tx_start(struct xnic_qp *qp, u32 psn);
+bool xnic_credit_tx_ok(struct xnic_qp *qp, u32 next_psn);
+void xnic_credit_tx_sent(struct xnic_qp *qp, u32 psn, u32 bytes);
+bool xnic_credit_tx_ackreq(struct xnic_qp *qp, u32 psn);
+void xnic_credit_tx_ack(struct xnic_qp *qp, u32 cum, u16 credits,
+			u32 next_psn);
+void xnic_credit_tx_stop(struct xnic_qp *qp, u32 next_psn);
+bool xnic_credit_timer(struct xnic_tp_qp *tp);
+
+/* responder (rx.c), tp lock held */
+u16 xnic_credit_rx_grant(struct xnic_qp *qp, u32 epsn);
+void xnic_credit_rx_data(struct xnic_qp *qp, u32 psn, u32 epsn);
+void xnic_credit_rx_drop(struct xnic_qp *qp);
+void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i);
+
+/* engine */
+unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
+				unsigned int quantum, bool class0_busy);
+
+#endif /* XNIC_CREDIT_H */

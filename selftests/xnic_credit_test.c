@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic_credit_test - credit-based flow control, traffic classes and
+ * fairness end to end, in the test VM: four xnic devices in a full mesh of
+ * veth pairs (tools/xnic-mesh), device 0 the receiver.
+ *
+ *  incast          devices 1, 2 and 3 each WRITE to device 0 at once:
+ *                  no receiver drop, no credit violation, every byte
+ *                  placed, Jain's index of the bytes completed over the
+ *                  same interval >= 0.95, and the credit accounts of every
+ *                  sender balance (granted == consumed + returned) once
+ *                  the QPs are gone;
+ *  priority        8 B WRITE latency of a class 0 QP alone and while two
+ *                  class 1 QPs saturate the same link (BENCH lines; the
+ *                  test asserts only that both progress);
+ *  large_vs_small  one flow of 1 MiB messages and four of 8 KiB share a
+ *                  link: each small flow gets at least half of an equal
+ *                  share of the bytes;
+ *  credit_probe    a sender with too little credit and the credit updates
+ *                  of ACKs lost still finishes (credit requests);
+ *  hostile_credit  forged and malformed CREDIT frames injected with an
+ *                  AF_PACKET socket are dropped and counted, a flood of
+ *                  random updates cannot break a flow or its accounts.
+ *
+ * Shares are measured over seconds, not speeds: they hold under TCG.
+ * Lines "BENCH <name> <value> <unit>" are read by tools/xnic-bench.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "xnic_lib.h"
+#include "kmod/credit_logic.h"
+
+#define NDEV		4
+#define MAX_FLOWS	8
+#define CR_PSN		0x10000
+
+struct cr_env {
+	int tag;
+	struct xt_dev dev[NDEV];
+};
+
+/**
+ * struct cr_flow - a QP on device @src writing into a buffer on @dst
+ * @src: sending device
+ * @dst: receiving device
+ * @msg: bytes per WRITE
+ * @depth: WRITEs kept outstanding; also the number of buffer slots
+ * @cq: CQs of the two QPs
+ * @qp: the QPs (qp[0] on @src)
+ * @sbuf: source slots on @src
+ * @dbuf: target slots on @dst
+ * @posted: WRITEs posted
+ * @done: WRITEs completed
+ * @win_bytes: bytes completed inside the measurement window
+ * @err: first error status seen
+ */
+struct cr_flow {
+	int src, dst;
+	size_t msg;
+	unsigned int depth;
+	struct xnic_cq *cq[2];
+	struct xnic_qp *qp[2];
+	struct xt_buf sbuf, dbuf;
+	uint64_t posted, done, win_bytes;
+	int err;
+};
+
+static int cr_env_setup(struct cr_env *e)
+{
+	int k, err;
+
+	memset(e, 0, sizeof(*e));
+	e->tag = 10 + getpid() % 80;
+	if (xt_sh("bash -c '. ../tools/xnic-mesh && mesh_up %d xcr%dn %d && mesh_wait_peers'",
+		  NDEV, e->tag, e->tag))
+		return -EIO;
+	for (k = 0; k < NDEV; k++) {
+		struct xt_dev *d = &e->dev[k];
+
+		snprintf(d->name, sizeof(d->name), "xcr%dn%d", e->tag, k);
+		err = xnic_open(d->name, &d->ctx);
+		if (err)
+			return err;
+		err = xnic_alloc_pd(d->ctx, &d->pd);
+		if (err)
+			return err;
+		d->node_id = xnic_ctx_info(d->ctx)->node_id;
+		d->payload_mtu = xnic_ctx_info(d->ctx)->payload_mtu;
+	}
+	return 0;
+}
+
+static void cr_env_teardown(struct cr_env *e)
+{
+	int i, j;
+
+	for (i = 0; i < NDEV; i++)
+		if (e->dev[i].ctx)
+			xnic_close(e->dev[i].ctx);
+	for (i = 0; i < NDEV; i++)
+		xt_sh("rdma link delete xcr%dn%d", e->tag, i);
+	for (i = 0; i < NDEV; i++)
+		for (j = i + 1; j < NDEV; j++)
+			xt_sh("ip link del m%dx%dy%d", e->tag, i, j);
+}
+
+static uint64_t cr_cnt(struct cr_env *e, int dev, const char *name)
+{
+	uint64_t v = ~0ULL;
+
+	xt_counter(e->dev[dev].name, name, &v);
+	return v;
+}
+
+/* The 8-byte stamp at both ends of a slot: which WRITE filled it. */
+static void cr_stamp(struct cr_flow *f, uint64_t seq)
+{
+	uint8_t *p = f->sbuf.p + (seq % f->depth) * f->msg;
+
+	memcpy(p, &seq, sizeof(seq));
+	if (f->msg >= 16)
+		memcpy(p + f->msg - 8, &seq, sizeof(seq));
+}
+
+static int cr_flow_create(struct cr_env *e, struct cr_flow *f, int src,
+			  int dst, size_t msg, unsigned int depth,
+			  uint32_t tclass)
+{
+	struct xnic_qp_attr attr = { XNIC_QP_ATTR_TCLASS, tclass };
+	struct xnic_qp_cap cap = { 0 };
+	int side[2] = { src, dst }, k, err;
+	unsigned int s;
+
+	memset(f, 0, sizeof(*f));
+	f->src = src;
+	f->dst = dst;
+	f->msg = msg;
+	f->depth = depth;
+	for (k = 0; k < 2; k++) {
+		struct xt_dev *d = &e->dev[side[k]];
+
+		err = xnic_create_cq(d->ctx, depth * 2 + 16, &f->cq[k]);
+		if (err)
+			return err;
+		cap.max_send_wr = depth;
+		cap.max_recv_wr = 1;
+		cap.max_send_sge = 1;
+		cap.max_recv_sge = 1;
+		err = xnic_create_qp_ex(d->pd, f->cq[k], f->cq[k], &cap, &attr,
+					&f->qp[k]);
+		if (err)
+			return err;
+	}
+	err = xnic_connect_qp(f->qp[0], e->dev[dst].node_id, f->qp[1]->qpn,
+			      CR_PSN, CR_PSN + 7);
+	if (!err)
+		err = xnic_connect_qp(f->qp[1], e->dev[src].node_id,
+				      f->qp[0]->qpn, CR_PSN + 7, CR_PSN);
+	if (err)
+		return err;
+	err = xt_buf_alloc(&e->dev[src], &f->sbuf, msg * depth,
+			   XT_ACCESS_ALL);
+	if (!err)
+		err = xt_buf_alloc(&e->dev[dst], &f->dbuf, msg * depth,
+				   XT_ACCESS_ALL);
+	if (err)
+		return err;
+	for (s = 0; s < depth; s++)
+		xt_fill(f->sbuf.p + s * msg, msg, (uint64_t)f->qp[0]->qpn << 16 | s);
+	return 0;
+}
+
+static void cr_flow_destroy(struct cr_flow *f)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (f->qp[k])
+			xnic_destroy_qp(f->qp[k]);
+		if (f->cq[k])
+			xnic_destroy_cq(f->cq[k]);
+	}
+	xt_buf_free(&f->sbuf);
+	xt_buf_free(&f->dbuf);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Reap completions and keep @f's window full. Return -1 on an error. */
+static int cr_flow_pump(struct cr_flow *f, bool count, bool post)
+{
+	struct xnic_cqe cqe[32];
+	int n, k, err;
+
+	n = xnic_poll_cq(f->cq[0], cqe, 32);
+	if (n < 0) {
+		f->err = n;
+		return -1;
+	}
+	for (k = 0; k < n; k++) {
+		if (cqe[k].status) {
+			f->err = cqe[k].status;
+			return -1;
+		}
+		f->done++;
+		if (count)
+			f->win_bytes += f->msg;
+	}
+	while (post && f->posted - f->done < f->depth) {
+		uint64_t seq = f->posted;
+		struct xnic_sge sge = {
+			.addr = (uintptr_t)(f->sbuf.p + (seq % f->depth) * f->msg),
+			.length = (uint32_t)f->msg,
+			.lkey = f->sbuf.mr->lkey,
+		};
+
+		cr_stamp(f, seq);
+		err = xnic_post_write(f->qp[0], &sge, 1,
+				      (uintptr_t)(f->dbuf.p +
+						  (seq % f->depth) * f->msg),
+				      f->dbuf.mr->rkey, seq, XNIC_WQE_F_SIGNALED);
+		if (err == -EAGAIN)
+			break;
+		if (err) {
+			f->err = err;
+			return -1;
+		}
+		f->posted++;
+	}
+	return 0;
+}
+
+/* Drain what is outstanding; return -1 when it does not complete. */
+static int cr_flow_drain(struct cr_flow *f)
+{
+	long long end = xt_now_ms() + XT_WAIT_MS;
+
+	while (f->done != f->posted) {
+		if (cr_flow_pump(f, false, false) || xt_now_ms() > end)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every slot at the target holds what its last WRITE carried. */
+static ssize_t cr_flow_verify(struct cr_flow *f)
+{
+	unsigned int s;
+
+	for (s = 0; s < f->depth && s < f->posted; s++) {
+		ssize_t d = xt_diff(f->sbuf.p + s * f->msg,
+				    f->dbuf.p + s * f->msg, f->msg);
+
+		if (d >= 0)
+			return (ssize_t)(s * f->msg) + d;
+	}
+	return -1;
+}
+
+/*
+ * Run @n flows for @ms milliseconds, counting the bytes completed after
+ * the first @warm_ms. Return 0, or -1 when a flow failed.
+ */
+static int cr_run(struct cr_flow *f, int n, int warm_ms, int ms)
+{
+	long long start = xt_now_ms(), now;
+	int k;
+
+	do {
+		now = xt_now_ms();
+		for (k = 0; k < n; k++)
+			if (cr_flow_pump(&f[k], now - start >= warm_ms, true))
+				return -1;
+	} while (now - start < ms);
+	for (k = 0; k < n; k++)
+		if (cr_flow_drain(&f[k]))
+			return -1;
+	return 0;
+}
+
+static unsigned int cr_jain(struct cr_flow *f, int n)
+{
+	double x[MAX_FLOWS];
+	int k;
+
+	for (k = 0; k < n; k++)
+		x[k] = (double)f[k].win_bytes;
+	return xnic_credit_jain(x, n);
+}
+
+/* Accounts of device @d: granted - consumed - returned. */
+static int64_t cr_balance(struct cr_env *e, int d)
+{
+	return (int64_t)(cr_cnt(e, d, "credit_granted") -
+			 cr_cnt(e, d, "credit_consumed") -
+			 cr_cnt(e, d, "credit_returned"));
+}
+
+FIXTURE(cr)
+{
+	struct cr_env env;
+	struct cr_flow flow[MAX_FLOWS];
+};
+
+FIXTURE_SETUP(cr)
+{
+	int err = cr_env_setup(&self->env);
+
+	if (err)
+		TH_LOG("setup: %d %s", err, xt_error());
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(cr)
+{
+	int k;
+
+	for (k = 0; k < MAX_FLOWS; k++)
+		cr_flow_destroy(&self->flow[k]);
+	cr_env_teardown(&self->env);
+}
+
+TEST_F_TIMEOUT(cr, incast, 600)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	uint64_t drops0, viol0, oow0;
+	unsigned int jain;
+	int k;
+
+	/*
+	 * A small pool, so that credit is what limits the senders: 96
+	 * frames shared by three flows.
+	 */
+	ASSERT_EQ(0, xt_write_file("/sys/module/xnic/parameters/credit_pool",
+				   "96"));
+	drops0 = cr_cnt(e, 0, "rx_credit_drops");
+	viol0 = cr_cnt(e, 0, "rx_credit_violations");
+	oow0 = cr_cnt(e, 0, "rx_out_of_window");
+	for (k = 0; k < 3; k++)
+		ASSERT_EQ(0, cr_flow_create(e, &f[k], k + 1, 0, 65536, 16,
+					    XNIC_TCLASS_BULK));
+	k = cr_run(f, 3, 1000, 7000);
+	xt_write_file("/sys/module/xnic/parameters/credit_pool", "768");
+	ASSERT_EQ(0, k) {
+		for (k = 0; k < 3; k++)
+			TH_LOG("flow %d: err %d done %llu", k, f[k].err,
+			       (unsigned long long)f[k].done);
+	}
+	jain = cr_jain(f, 3);
+	for (k = 0; k < 3; k++) {
+		TH_LOG("flow %d -> 0: %llu bytes in the window, %llu WRITEs",
+		       k + 1, (unsigned long long)f[k].win_bytes,
+		       (unsigned long long)f[k].done);
+		EXPECT_LT(0, f[k].win_bytes);
+		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+		/* while the flows live, unused credit is >= 0 */
+		EXPECT_LE(0, cr_balance(e, k + 1));
+	}
+	printf("BENCH credit_incast_jain %.3f index\n", jain / 1000.0);
+	printf("BENCH credit_incast_rx_drops %llu frames\n",
+	       (unsigned long long)(cr_cnt(e, 0, "rx_credit_drops") - drops0));
+	EXPECT_LE(950, jain);
+	EXPECT_EQ(drops0, cr_cnt(e, 0, "rx_credit_drops"));
+	EXPECT_EQ(viol0, cr_cnt(e, 0, "rx_credit_violations"));
+	EXPECT_EQ(oow0, cr_cnt(e, 0, "rx_out_of_window"));
+	EXPECT_LT(0, cr_cnt(e, 0, "credit_advertised"));
+	/* every credit given back once the QPs are gone: no leak, no double */
+	for (k = 0; k < 3; k++)
+		cr_flow_destroy(&f[k]);
+	for (k = 1; k < NDEV; k++) {
+		TH_LOG("dev %d: granted %llu consumed %llu returned %llu stall %llu ns",
+		       k, (unsigned long long)cr_cnt(e, k, "credit_granted"),
+		       (unsigned long long)cr_cnt(e, k, "credit_consumed"),
+		       (unsigned long long)cr_cnt(e, k, "credit_returned"),
+		       (unsigned long long)cr_cnt(e, k, "credit_stall_ns"));
+		EXPECT_EQ(0, cr_balance(e, k));
+		EXPECT_LT(0, cr_cnt(e, k, "credit_consumed"));
+		/* credit, not the PSN window, held the senders back */
+		EXPECT_LT(0, cr_cnt(e, k, "credit_stalls"));
+		EXPECT_LT(0, cr_cnt(e, k, "tx_class1_bytes"));
+	}
+}
+
+struct cr_bulk {
+	struct cr_flow *f;
+	int n;
+	atomic_int stop;
+	int err;
+};
+
+static void *cr_bulk_thread(void *arg)
+{
+	struct cr_bulk *b = arg;
+	int k;
+
+	while (!atomic_load(&b->stop))
+		for (k = 0; k < b->n; k++)
+			if (cr_flow_pump(&b->f[k], true, true)) {
+				b->err = -1;
+				return NULL;
+			}
+	return NULL;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median 8 B WRITE completion time of @f (inline, signaled), us. */
+static long long cr_lat(struct cr_flow *f, int iters)
+{
+	long long *t = calloc(iters, sizeof(*t)), med;
+	uint64_t v = 0;
+	int k;
+
+	for (k = 0; k < iters; k++) {
+		long long t0 = xt_now_us(), end = xt_now_ms() + XT_WAIT_MS;
+		uint64_t want = f->done + 1;
+
+		v++;
+		if (xnic_post_write_inline(f->qp[0], &v, 8,
+					   (uintptr_t)f->dbuf.p,
+					   f->dbuf.mr->rkey, v,
+					   XNIC_WQE_F_SIGNALED)) {
+			free(t);
+			return -1;
+		}
+		f->posted++;
+		while (f->done < want)
+			if (cr_flow_pump(f, false, false) ||
+			    xt_now_ms() > end) {
+				free(t);
+				return -1;
+			}
+		t[k] = xt_now_us() - t0;
+	}
+	qsort(t, iters, sizeof(*t), cmp_ll);
+	med = t[iters / 2];
+	free(t);
+	return med;
+}
+
+TEST_F_TIMEOUT(cr, priority, 600)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	struct cr_bulk b = { .f = &f[1], .n = 2 };
+	long long idle, loaded;
+	uint64_t before;
+	pthread_t th;
+	int k;
+
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 4096, 4,
+				    XNIC_TCLASS_LATENCY));
+	for (k = 1; k <= 2; k++)
+		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 65536, 32,
+					    XNIC_TCLASS_BULK));
+	idle = cr_lat(&f[0], 300);
+	ASSERT_LT(0, idle);
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, cr_bulk_thread, &b));
+	xt_sleep_ms(500);
+	before = f[1].done + f[2].done;
+	loaded = cr_lat(&f[0], 300);
+	xt_sleep_ms(200);
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.err);
+	ASSERT_LT(0, loaded);
+	/* the bulk flows kept going while the class 0 QP was served */
+	EXPECT_LT(before, f[1].done + f[2].done);
+	for (k = 1; k <= 2; k++) {
+		EXPECT_EQ(0, cr_flow_drain(&f[k]));
+		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+	}
+	TH_LOG("class 0 8 B WRITE: %lld us alone, %lld us under load", idle,
+	       loaded);
+	printf("BENCH credit_c0_lat_8B_unloaded %lld us\n", idle);
+	printf("BENCH credit_c0_lat_8B_loaded %lld us\n", loaded);
+	printf("BENCH credit_c0_lat_8B_ratio %.2f x\n",
+	       (double)loaded / (double)idle);
+	EXPECT_LT(0, cr_cnt(e, 1, "tx_class0_bytes"));
+	EXPECT_LT(0, cr_cnt(e, 1, "tx_class1_bytes"));
+}
+
+TEST_F_TIMEOUT(cr, large_vs_small, 600)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	uint64_t total = 0;
+	int k;
+
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 1 << 20, 8,
+				    XNIC_TCLASS_BULK));
+	for (k = 1; k <= 4; k++)
+		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 8192, 256,
+					    XNIC_TCLASS_BULK));
+	ASSERT_EQ(0, cr_run(f, 5, 1000, 7000));
+	for (k = 0; k < 5; k++)
+		total += f[k].win_bytes;
+	for (k = 0; k < 5; k++) {
+		TH_LOG("flow %d (%zu B messages): %llu bytes, %.2f of an equal share",
+		       k, f[k].msg, (unsigned long long)f[k].win_bytes,
+		       f[k].win_bytes * 5.0 / (double)total);
+		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+	}
+	printf("BENCH credit_large_vs_small_jain %.3f index\n",
+	       cr_jain(f, 5) / 1000.0);
+	for (k = 1; k <= 4; k++)
+		EXPECT_LE(total / 10, f[k].win_bytes);
+	(void)e;
+}
+
+TEST_F_TIMEOUT(cr, credit_probe, 300)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	uint64_t req0 = cr_cnt(e, 1, "credit_requests_sent");
+
+	/*
+	 * credit_window 8 at the receiver; 1 MiB WRITEs from a sender whose
+	 * ACKs mostly vanish (netem loss on the way back): the flow stalls
+	 * on credit again and again and must still finish.
+	 */
+	ASSERT_EQ(0, xt_sh("../tools/xnictl set %s credit_window 8",
+			   e->dev[0].name));
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 1 << 20, 2,
+				    XNIC_TCLASS_BULK));
+	if (xt_sh("tc qdisc add dev m%dx0y1 root netem loss 30%%", e->tag))
+		TH_LOG("no netem: running without loss");
+	ASSERT_EQ(0, cr_run(f, 1, 0, 3000));
+	xt_sh("tc qdisc del dev m%dx0y1 root", e->tag);
+	EXPECT_EQ(-1, cr_flow_verify(&f[0]));
+	EXPECT_LT(0, f[0].done);
+	TH_LOG("%llu WRITEs, %llu stalls, %llu credit requests",
+	       (unsigned long long)f[0].done,
+	       (unsigned long long)cr_cnt(e, 1, "credit_stalls"),
+	       (unsigned long long)(cr_cnt(e, 1, "credit_requests_sent") -
+				    req0));
+	EXPECT_LT(0, cr_cnt(e, 1, "credit_stalls"));
+	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_violations"));
+	cr_flow_destroy(&f[0]);
+	EXPECT_EQ(0, cr_balance(e, 1));
+}
+
+/* Parse "aa:bb:cc:dd:ee:ff" from /sys/class/net/IF/address. */
+static int cr_mac(const char *ifname, uint8_t mac[6])
+{
+	char path[128], buf[64];
+	unsigned int b[6];
+	int k;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
+	if (xt_read_file(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5]) != 6)
+		return -1;
+	for (k = 0; k < 6; k++)
+		mac[k] = (uint8_t)b[k];
+	return 0;
+}
+
+/*
+ * Send one frame with header @i and @plen payload bytes from device
+ * @from's end of the veth towards device @to, as device @from would.
+ */
+static int cr_inject(struct cr_env *e, int from, int to,
+		     const struct xnic_wire_info *i, size_t plen)
+{
+	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(frame + 14);
+	struct sockaddr_ll sll = { 0 };
+	char ifn[IFNAMSIZ], ift[IFNAMSIZ];
+	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
+	int sock, err = 0;
+
+	snprintf(ifn, sizeof(ifn), "m%dx%dy%d", e->tag, from, to);
+	snprintf(ift, sizeof(ift), "m%dx%dy%d", e->tag, to, from);
+	if (plen > 64 || cr_mac(ift, frame) || cr_mac(ifn, frame + 6))
+		return -EINVAL;
+	frame[12] = XNIC_ETH_P >> 8;
+	frame[13] = XNIC_ETH_P & 0xff;
+	xnic_wire_encode(h, i);
+	h->crc = htonl(~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen));
+	sock = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
+	if (sock < 0)
+		return -errno;
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(XNIC_ETH_P);
+	sll.sll_ifindex = (int)if_nametoindex(ifn);
+	if (bind(sock, (struct sockaddr *)&sll, sizeof(sll)) ||
+	    send(sock, frame, len, 0) != (ssize_t)len)
+		err = -errno;
+	close(sock);
+	return err;
+}
+
+/* Wait until counter @name of device @d exceeds @v; return its value. */
+static uint64_t cr_wait_cnt(struct cr_env *e, int d, const char *name,
+			    uint64_t v)
+{
+	long long end = xt_now_ms() + 5000;
+	uint64_t now;
+
+	while ((now = cr_cnt(e, d, name)) <= v && xt_now_ms() < end)
+		xt_sleep_ms(10);
+	return now;
+}
+
+TEST_F_TIMEOUT(cr, hostile_credit, 300)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	struct xnic_wire_info i = { 0 };
+	uint64_t v;
+	unsigned int seed = 1234;
+	int k;
+
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 65536, 8,
+				    XNIC_TCLASS_BULK));
+	/* some traffic first: both sides started */
+	ASSERT_EQ(0, cr_run(f, 1, 0, 500));
+
+	i.opcode = XNIC_OP_CREDIT;
+	i.src_node = e->dev[1].node_id;
+	i.dst_node = e->dev[0].node_id;
+	i.src_qpn = f[0].qp[0]->qpn;
+	i.dst_qpn = f[0].qp[1]->qpn;
+
+	/* a request from the peer QP is answered with an update */
+	v = cr_cnt(e, 0, "credit_updates_sent");
+	i.flags = XNIC_WF_CREDIT_REQ;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "credit_updates_sent", v));
+
+	/* from a QP that is not the peer: dropped as such */
+	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	i.src_qpn = f[0].qp[0]->qpn ^ 1;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
+
+	/* an update for a requester that never started: dropped */
+	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	i.src_qpn = f[0].qp[0]->qpn;
+	i.flags = 0;
+	i.credits = 0xffff;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
+
+	/* with a payload, or a flag CREDIT does not take: malformed */
+	v = cr_cnt(e, 0, "rx_malformed");
+	i.payload_len = 8;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 8));
+	i.payload_len = 0;
+	i.flags = XNIC_WF_ACKREQ;
+	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	EXPECT_LE(v + 2, cr_wait_cnt(e, 0, "rx_malformed", v + 1));
+
+	/*
+	 * A flood of random updates "from device 0" at the sender's
+	 * requester, some from its peer QP: the flow goes on, every byte is
+	 * placed, and the accounts still balance.
+	 */
+	i.src_node = e->dev[0].node_id;
+	i.dst_node = e->dev[1].node_id;
+	i.flags = 0;
+	for (k = 0; k < 2000; k++) {
+		i.src_qpn = rand_r(&seed) % 4 ? f[0].qp[1]->qpn :
+			    (uint32_t)rand_r(&seed) & XNIC_QPN_MASK;
+		i.dst_qpn = f[0].qp[0]->qpn;
+		i.psn = CR_PSN + (uint32_t)rand_r(&seed) % 100000 - 50000;
+		i.credits = (uint16_t)rand_r(&seed);
+		ASSERT_EQ(0, cr_inject(e, 0, 1, &i, 0));
+		if (k % 100 == 0)
+			ASSERT_EQ(0, cr_run(f, 1, 0, 20));
+	}
+	ASSERT_EQ(0, cr_run(f, 1, 0, 1000));
+	EXPECT_EQ(-1, cr_flow_verify(&f[0]));
+	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_drops"));
+	cr_flow_destroy(&f[0]);
+	EXPECT_EQ(0, cr_balance(e, 1));
+	EXPECT_LT(0, cr_cnt(e, 1, "credit_updates_rcvd"));
+}
+
+TEST_HARNESS_MAIN
