@@ -328,6 +328,8 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	xdev->params.credit_window = XNIC_DEF_CREDIT_WINDOW;
 	for (i = 0; i < XNIC_NR_TCLASSES; i++)
 		xdev->params.class_weight[i] = XNIC_DEF_CLASS_WEIGHT;
+	xdev->params.peer_timeout_ms = XNIC_DEF_PEER_TIMEOUT_MS;
+	xdev->params.bond_hold_ms = XNIC_DEF_BOND_HOLD_MS;
 
 	/*
 	 * Transport and engine exist before any member link can hand them a

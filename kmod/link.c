@@ -14,6 +14,7 @@
 #include <linux/stringify.h>
 
 #include "xnic.h"
+#include "bond.h"
 #include "engine.h"
 #include "transport.h"
 #include "wire.h"
@@ -114,6 +115,7 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return NET_RX_DROP;
+	xnic_bond_rx(link);
 	/* Short frames too: the transport counts them as malformed. */
 	xnic_tp_rx(link->xdev, skb);
 	return NET_RX_SUCCESS;
@@ -203,18 +205,24 @@ int xnic_link_attach(struct xnic_dev *xdev, struct net_device *ndev)
 	link = kzalloc(sizeof(*link), GFP_KERNEL);
 	if (!link)
 		return -ENOMEM;
+	link->xdev = xdev;
+	link->ndev = ndev;
+	err = xnic_bond_link_init(link);
+	if (err) {
+		kfree(link);
+		return err;
+	}
 
 	if (!xdev->nr_links) {
 		/* The port's netdev is what `rdma link show` reports. */
 		err = ib_device_set_netdev(&xdev->ibdev, ndev, XNIC_PORT);
 		if (err) {
+			xnic_bond_link_fini(link);
 			kfree(link);
 			return err;
 		}
 	}
 
-	link->xdev = xdev;
-	link->ndev = ndev;
 	netdev_hold(ndev, &link->ndev_tracker, GFP_KERNEL);
 	list_add_tail(&link->node, &xnic_all_links);
 	list_add_tail_rcu(&link->list, &xdev->links);
@@ -247,6 +255,7 @@ void xnic_link_detach(struct xnic_link *link)
 	list_del(&link->node);
 	list_del_rcu(&link->list);
 	xdev->nr_links--;
+	xnic_bond_link_fini(link);
 	xnic_tp_link_detached(xdev, link->ndev->ifindex);
 
 	/*
@@ -367,11 +376,13 @@ static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 		break;
 	case NETDEV_UP:
 	case NETDEV_CHANGE:
+		xnic_bond_link_changed(link);
 		xnic_dev_update_port(xdev);
 		xnic_tp_link_changed(xdev);
 		xnic_nl_link_state(link);
 		break;
 	case NETDEV_DOWN:
+		xnic_bond_link_changed(link);
 		xnic_dev_update_port(xdev);
 		xnic_nl_link_state(link);
 		break;

@@ -22,6 +22,7 @@
 #include <net/genetlink.h>
 
 #include "xnic.h"
+#include "bond.h"
 #include "verbs.h"
 #include "transport.h"
 #include "../uapi/xnic-netlink.h"
@@ -52,6 +53,10 @@ static struct netlink_range_validation xnic_range_idle_us = {
 
 static struct netlink_range_validation xnic_range_credit_window = {
 	.min = 1, .max = 0xffff,
+};
+
+static struct netlink_range_validation xnic_range_bond_ms = {
+	.min = 0, .max = 600000,
 };
 
 #define XNIC_NL_DEV_POLICY						\
@@ -86,6 +91,12 @@ static const struct nla_policy xnic_param_policy[XNIC_PARAM_A_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_credit_window),
 	[XNIC_PARAM_A_CLASS0_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 255),
 	[XNIC_PARAM_A_CLASS1_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 255),
+	[XNIC_PARAM_A_BOND_POLICY] =
+		NLA_POLICY_MAX(NLA_U32, XNIC_BOND_POLICY_MAX - 1),
+	[XNIC_PARAM_A_PEER_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_bond_ms),
+	[XNIC_PARAM_A_BOND_HOLD_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_bond_ms),
 };
 
 static const struct nla_policy xnic_param_set_policy[XNIC_A_MAX + 1] = {
@@ -343,7 +354,8 @@ static int xnic_nl_fill_link(struct sk_buff *skb, struct xnic_link *link,
 	    nla_put_u32(skb, XNIC_LINK_A_IFINDEX, ndev->ifindex) ||
 	    nla_put_u8(skb, XNIC_LINK_A_UP, xnic_link_is_up(link)) ||
 	    nla_put_u8(skb, XNIC_LINK_A_CARRIER, netif_carrier_ok(ndev)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_MTU, READ_ONCE(ndev->mtu)))
+	    nla_put_u32(skb, XNIC_LINK_A_MTU, READ_ONCE(ndev->mtu)) ||
+	    xnic_bond_nl_put(skb, link))
 		goto cancel;
 	if (!event) {
 		peers = nla_nest_start(skb, XNIC_LINK_A_PEERS);
@@ -574,7 +586,11 @@ static int xnic_nl_param_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, XNIC_PARAM_A_HB_MISS, pa->hb_miss) ||
 	    nla_put_u32(msg, XNIC_PARAM_A_CREDIT_WINDOW, pa->credit_window) ||
 	    nla_put_u32(msg, XNIC_PARAM_A_CLASS0_WEIGHT, pa->class_weight[0]) ||
-	    nla_put_u32(msg, XNIC_PARAM_A_CLASS1_WEIGHT, pa->class_weight[1]))
+	    nla_put_u32(msg, XNIC_PARAM_A_CLASS1_WEIGHT, pa->class_weight[1]) ||
+	    nla_put_u32(msg, XNIC_PARAM_A_BOND_POLICY, pa->bond_policy) ||
+	    nla_put_u32(msg, XNIC_PARAM_A_PEER_TIMEOUT_MS,
+			pa->peer_timeout_ms) ||
+	    nla_put_u32(msg, XNIC_PARAM_A_BOND_HOLD_MS, pa->bond_hold_ms))
 		goto err_unlock;
 	nla_nest_end(msg, nest);
 	rtnl_unlock();
@@ -654,6 +670,9 @@ static int xnic_nl_param_set_doit(struct sk_buff *skb, struct genl_info *info)
 	xnic_nl_set_u32(&pa->credit_window, tb[XNIC_PARAM_A_CREDIT_WINDOW]);
 	xnic_nl_set_u32(&pa->class_weight[0], tb[XNIC_PARAM_A_CLASS0_WEIGHT]);
 	xnic_nl_set_u32(&pa->class_weight[1], tb[XNIC_PARAM_A_CLASS1_WEIGHT]);
+	xnic_nl_set_u32(&pa->bond_policy, tb[XNIC_PARAM_A_BOND_POLICY]);
+	xnic_nl_set_u32(&pa->peer_timeout_ms, tb[XNIC_PARAM_A_PEER_TIMEOUT_MS]);
+	xnic_nl_set_u32(&pa->bond_hold_ms, tb[XNIC_PARAM_A_BOND_HOLD_MS]);
 out:
 	rtnl_unlock();
 	return err;
@@ -748,9 +767,25 @@ static bool xnic_nl_want_events(struct xnic_dev *xdev)
  */
 void xnic_nl_link_event(struct xnic_link *link, int event)
 {
+	ASSERT_RTNL();
+	xnic_nl_link_bond_event(link, event);
+}
+
+/**
+ * xnic_nl_link_bond_event() - announce a member link event on netlink,
+ *	without RTNL
+ * @link: the link
+ * @event: XNIC_EVENT_LINK_* (uapi/xnic-netlink.h)
+ *
+ * As xnic_nl_link_event(), for the bond's state changes (bond.c).
+ *
+ * Context: process context or softirq; the caller keeps @link attached
+ * (bond.c's work: xnic_bond_link_fini() waits for it).
+ */
+void xnic_nl_link_bond_event(struct xnic_link *link, int event)
+{
 	struct sk_buff *skb;
 
-	ASSERT_RTNL();
 	rcu_read_lock();
 	if (!xnic_nl_want_events(link->xdev))
 		goto out;

@@ -157,12 +157,19 @@ static struct xnic_link *xnic_link_by_ifindex(struct xnic_dev *xdev,
 	return NULL;
 }
 
-/*
- * Send a frame from xnic_frame_alloc() on @ndev to @dst. Consumes @skb.
- * Context: RCU read (keeps @ndev alive).
+/**
+ * xnic_link_xmit() - send a frame on one member link
+ * @xdev: the device
+ * @ndev: the member link's netdev
+ * @dst: the destination MAC address
+ * @skb: a frame from xnic_frame_alloc(), finished; always consumed
+ *
+ * Context: RCU read (keeps @ndev alive), any context that may call
+ * dev_queue_xmit().
+ * Return: 0; -ENOMEM or -ENOBUFS when the frame was dropped (counted).
  */
-static int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
-			  const u8 *dst, struct sk_buff *skb)
+int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
+		   const u8 *dst, struct sk_buff *skb)
 {
 	unsigned int len = skb->len;
 	int err;
@@ -191,45 +198,62 @@ drop:
 }
 
 /**
- * xnic_tp_xmit() - send a frame to a peer
+ * xnic_tp_xmit_link() - send a frame to a peer, and say on which link
  * @xdev: the device
  * @node: the peer's node id
  * @skb: a frame from xnic_frame_alloc(), finished; always consumed
+ * @link: when not NULL, set to the xnic_link.index of the member link the
+ *	frame left on, or XNIC_BOND_NO_LINK
  *
- * Uses the first member link that is up and reaches @node.
+ * The bond chooses the member link (xnic_bond_select()).
  *
  * Context: any context that may call dev_queue_xmit().
  * Return: 0; -EHOSTUNREACH when no link reaches @node; -ENOMEM or
  * -ENOBUFS when the frame was dropped. Drops are counted; the transport
  * recovers from them like from loss.
  */
-int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb)
+int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
+		      u8 *link)
 {
+	struct xnic_link *l = NULL;
 	struct xnic_peer *peer;
-	struct xnic_link *link;
-	int k, err = -EHOSTUNREACH;
+	unsigned int len = skb->len;
+	int k = -1, err = -EHOSTUNREACH;
 
 	rcu_read_lock();
 	peer = xa_load(&xdev->peers->table, node);
-	if (!peer)
+	if (peer)
+		l = xnic_bond_select(xdev, peer, skb, &k);
+	if (link)
+		*link = l ? l->index : XNIC_BOND_NO_LINK;
+	if (!l)
 		goto out;
-	list_for_each_entry_rcu(link, &xdev->links, list) {
-		if (!xnic_link_is_up(link))
-			continue;
-		for (k = 0; k < XNIC_MAX_LINKS; k++) {
-			if (peer->path[k].ifindex != link->ndev->ifindex)
-				continue;
-			err = xnic_link_xmit(xdev, link->ndev,
-					     peer->path[k].mac, skb);
-			rcu_read_unlock();
-			return err;
-		}
-	}
+	err = xnic_link_xmit(xdev, l->ndev, peer->path[k].mac, skb);
+	if (!err)
+		xnic_bond_tx_done(l, len);
+	rcu_read_unlock();
+	return err;
 out:
 	rcu_read_unlock();
 	kfree_skb(skb);
 	xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
 	return err;
+}
+
+/**
+ * xnic_tp_xmit() - send a frame to a peer
+ * @xdev: the device
+ * @node: the peer's node id
+ * @skb: a frame from xnic_frame_alloc(), finished; always consumed
+ *
+ * xnic_tp_xmit_link() without the link.
+ *
+ * Context: any context that may call dev_queue_xmit().
+ * Return: as xnic_tp_xmit_link().
+ */
+int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb)
+{
+	return xnic_tp_xmit_link(xdev, node, skb, NULL);
 }
 
 /**
@@ -531,6 +555,14 @@ static int xnic_counters_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xnic_counters);
 
+static int xnic_links_show(struct seq_file *s, void *unused)
+{
+	struct xnic_peers *p = s->private;
+
+	return xnic_bond_links_show(s, p->xdev);
+}
+DEFINE_SHOW_ATTRIBUTE(xnic_links);
+
 /* Create the device's debugfs directory once it has a name. */
 static void xnic_dbg_add(struct xnic_peers *p)
 {
@@ -545,6 +577,7 @@ static void xnic_dbg_add(struct xnic_peers *p)
 	p->dbg = debugfs_create_dir(name, xnic_dbg_root);
 	debugfs_create_file("peers", 0400, p->dbg, p, &xnic_peers_fops);
 	debugfs_create_file("counters", 0400, p->dbg, p, &xnic_counters_fops);
+	debugfs_create_file("links", 0400, p->dbg, p, &xnic_links_fops);
 	mutex_unlock(&xnic_dbg_mutex);
 }
 

@@ -836,6 +836,7 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 	}
 	if (!xnic_frame_crc_ok(skb, &hdr)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_CRC_ERRORS);
+		xnic_bond_crc_error(xdev, skb);
 		goto drop;
 	}
 	if (i.opcode == XNIC_OP_HELLO) {
@@ -845,6 +846,11 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 	if (!xnic_peer_check_src(xdev, i.src_node, skb)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
 		goto drop;
+	}
+	if (i.opcode == XNIC_OP_HEARTBEAT) {
+		xnic_bond_hb_rx(xdev, skb, &i);
+		consume_skb(skb);
+		return;
 	}
 	qp = xnic_qp_get(xdev, i.dst_qpn);
 	if (!qp) {

@@ -106,7 +106,7 @@ void xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 		  const struct xnic_wire_info *i)
 {
 	xnic_frame_finish(skb, i);
-	xnic_tp_xmit(qp->xdev, node, skb);
+	xnic_tp_xmit_link(qp->xdev, node, skb, &xnic_tp(qp)->tx.last_link);
 }
 
 /**

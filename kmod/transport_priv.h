@@ -47,6 +47,7 @@
 #include "transport.h"
 #include "wire.h"
 #include "credit.h"
+#include "bond.h"
 
 /* ------------------------------ tunables ------------------------------ */
 
@@ -243,6 +244,8 @@ struct xnic_tx_wqe {
  * @offset: message offset of its data (READ_REQ: of the chunk asked for)
  * @len: bytes of data (READ_REQ: bytes asked for)
  * @retx: sent more than once (no round trip sample from it: Karn)
+ * @link: index of the member link it last left on (XNIC_BOND_NO_LINK:
+ *	none); a failure of that link resends it at once (bond.c)
  * @segs: READ_REQ: bitmap of response segments received
  * @sent: local_clock() of its last transmission, ns
  */
@@ -250,6 +253,7 @@ struct xnic_tx_slot {
 	u16 widx;
 	bool done;
 	bool retx;
+	u8 link;
 	u32 offset;
 	u32 len;
 	u64 segs;
@@ -291,6 +295,7 @@ struct xnic_tx_slot {
  * @nr_wqe: entries of @wqes, a power of two
  * @wqes: WQEs indexed by SQ index & (@nr_wqe - 1)
  * @slots: unacknowledged PSNs indexed by PSN % XNIC_TX_WINDOW
+ * @last_link: member link xnic_tp_send() last sent a frame of the QP on
  */
 struct xnic_tx {
 	bool started;
@@ -325,6 +330,7 @@ struct xnic_tx {
 	u32 nr_wqe;
 	struct xnic_tx_wqe *wqes;
 	struct xnic_tx_slot slots[XNIC_TX_WINDOW];
+	u8 last_link;
 };
 
 /* ------------------------------ responder ------------------------------ */
@@ -502,6 +508,10 @@ void xnic_crc_select(void);
 
 /* peer.c */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);
+int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
+		      u8 *link);
+int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
+		   const u8 *dst, struct sk_buff *skb);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
 			 const struct sk_buff *skb);
 void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
@@ -515,6 +525,7 @@ void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			  struct sk_buff *skb);
 void xnic_tx_flush(struct xnic_qp *qp);
 void xnic_tx_timer(struct timer_list *t);
+unsigned int xnic_tx_bond_event(struct xnic_qp *qp, u8 link, bool expire);
 
 /* tp.c */
 void __xnic_tp_qp_flush(struct xnic_qp *qp);

@@ -429,6 +429,7 @@ static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 			goto nomem;
 	}
 	xnic_tp_send(qp, tx->remote_node, skb, &i);
+	s->link = tx->last_link;
 	return 0;
 
 nomem:
@@ -456,6 +457,7 @@ static int xnic_tx_send_new(struct xnic_qp *qp)
 	u32 psn = tx->next_psn;
 
 	s->widx = tx->cur & (tx->nr_wqe - 1);
+	s->link = XNIC_BOND_NO_LINK;
 	s->done = false;
 	s->retx = false;
 	s->segs = 0;
@@ -704,7 +706,8 @@ static bool xnic_tx_timeout(struct xnic_qp *qp)
 	struct xnic_tx *tx = &tp->tx;
 
 	xnic_cnt_inc(qp->xdev, XNIC_CNT_TIMEOUTS);
-	if (++tx->retries > tx->retry_limit) {
+	if (++tx->retries > tx->retry_limit ||
+	    xnic_bond_peer_lost(qp->xdev, tx->remote_node)) {
 		ibdev_dbg(&qp->xdev->ibdev, "QP %u: retry count exceeded\n",
 			  xnic_qpn(qp));
 		xnic_tx_fail(qp, xnic_tx_wqe(tx, qp->sq.kidx),
@@ -1249,6 +1252,56 @@ void xnic_tx_flush(struct xnic_qp *qp)
 	tx->resending = false;
 	tx->started = false;
 	xnic_credit_tx_stop(qp, tx->next_psn);
+}
+
+/**
+ * xnic_tx_bond_event() - a member link failed, or a peer may be lost
+ * @qp: the QP
+ * @link: xnic_link.index of the link that failed: the PSNs not done that
+ *	last left on it are resent at once (on the links left: the bond no
+ *	longer chooses it); XNIC_BOND_NO_LINK for none
+ * @expire: when the QP's peer has been unreachable for peer_timeout_ms
+ *	(xnic_bond_peer_lost()), expire the retransmission deadline now: the
+ *	timeout then completes the outstanding work with errors
+ *
+ * The resend marks the PSNs as sent long ago (and as retransmissions, so
+ * they give no round trip sample) and starts an XNIC_RETX_OLD resend from
+ * the first of them; the engine sends them (xnic_tp_unlock()).
+ *
+ * Context: tp lock held (bond.c's work, process context).
+ * Return: the number of PSNs marked for resending.
+ */
+unsigned int xnic_tx_bond_event(struct xnic_qp *qp, u8 link, bool expire)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+	struct xnic_tx *tx = &tp->tx;
+	unsigned int n = 0;
+	u32 psn, first = 0;
+
+	if (!tx->started || xnic_qp_state(qp) != IB_QPS_RTS)
+		return 0;
+	for (psn = tx->una; link != XNIC_BOND_NO_LINK && psn != tx->next_psn;
+	     psn++) {
+		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
+
+		if (s->done || s->link != link)
+			continue;
+		if (!n++)
+			first = psn;
+		s->sent = 0;
+		s->retx = true;
+		s->link = XNIC_BOND_NO_LINK;
+	}
+	if (n) {
+		xnic_tx_resend_from(tx, first, XNIC_RETX_OLD);
+		tp->activate = true;
+	}
+	if (expire && tx->timer_on &&
+	    xnic_bond_peer_lost(qp->xdev, tx->remote_node)) {
+		tx->deadline = jiffies;
+		tp->activate = true;
+	}
+	return n;
 }
 
 /**

@@ -61,6 +61,8 @@
  * @XNIC_OP_NAK: negative acknowledgment; payload struct xnic_wire_ack
  * @XNIC_OP_CREDIT: credit update (@psn cumulative ACK PSN, @credits past
  *	it) or, with XNIC_WF_CREDIT_REQ, a credit request; no payload
+ * @XNIC_OP_HEARTBEAT: member link heartbeat (XNIC_WF_REPLY: its echo);
+ *	payload struct xnic_wire_heartbeat
  * @XNIC_OP_MAX: first value that is not an opcode
  */
 enum xnic_wire_op {
@@ -72,6 +74,7 @@ enum xnic_wire_op {
 	XNIC_OP_ACK		= 6,
 	XNIC_OP_NAK		= 7,
 	XNIC_OP_CREDIT		= 8,
+	XNIC_OP_HEARTBEAT	= 9,
 	XNIC_OP_MAX,
 };
 
@@ -81,7 +84,7 @@ enum xnic_wire_op {
 #define XNIC_WF_SOLICITED	0x0002	/* WRITE, SEND: solicited event */
 #define XNIC_WF_ACKREQ		0x0004	/* WRITE, SEND, READ_REQ: ACK now */
 #define XNIC_WF_RETX		0x0008	/* WRITE, SEND, READ_REQ: resent */
-#define XNIC_WF_REPLY		0x0010	/* HELLO: an answer; do not answer */
+#define XNIC_WF_REPLY		0x0010	/* HELLO, HEARTBEAT: an answer */
 #define XNIC_WF_CREDIT_REQ	0x0020	/* CREDIT: a request; answer it */
 
 /**
@@ -167,6 +170,26 @@ struct xnic_wire_hello {
 	__be64 node_guid;
 	__be32 link_mtu;
 	__be32 reserved;
+};
+
+/* xnic_wire_heartbeat.health: the sender's own measurements find the link
+ * bad (loss or CRC errors over threshold, or heartbeats missed).
+ */
+#define XNIC_HB_BAD		0x01
+
+/**
+ * struct xnic_wire_heartbeat - HEARTBEAT payload (16 bytes)
+ * @seq: the request's sequence number (a reply echoes it)
+ * @health: XNIC_HB_* flags: the sender's view of the link
+ * @reserved: zero
+ * @tstamp: the requester's clock when it sent the request, ns (a reply
+ *	echoes it; only the requester interprets it)
+ */
+struct xnic_wire_heartbeat {
+	__be32 seq;
+	__u8 health;
+	__u8 reserved[3];
+	__be64 tstamp;
 };
 
 /**
@@ -333,6 +356,7 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 	case XNIC_OP_READ_REQ:
 		return XNIC_WF_ACKREQ | XNIC_WF_RETX;
 	case XNIC_OP_HELLO:
+	case XNIC_OP_HEARTBEAT:
 		return XNIC_WF_REPLY;
 	case XNIC_OP_CREDIT:
 		return XNIC_WF_CREDIT_REQ;
@@ -406,6 +430,13 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 		if (i->payload_len)
 			return XNIC_WIRE_BAD_LEN;
 		break;
+	case XNIC_OP_HEARTBEAT:
+		if (i->payload_len != sizeof(struct xnic_wire_heartbeat))
+			return XNIC_WIRE_BAD_LEN;
+		break;
+	default:
+		/* A value below XNIC_OP_MAX that no opcode uses (yet). */
+		return XNIC_WIRE_BAD_OPCODE;
 	}
 	return XNIC_WIRE_OK;
 }

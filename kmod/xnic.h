@@ -35,6 +35,8 @@
 /* Smallest payload a member link's MTU must leave room for, bytes. */
 #define XNIC_MIN_PAYLOAD	256
 
+struct xnic_bond_link;
+
 /**
  * struct xnic_link - a member link: one Ethernet netdev carrying xnic frames
  * @list: entry in xnic_dev.links (RTNL for writers, RCU for readers)
@@ -45,6 +47,7 @@
  * @index: link number within the device, stable while attached
  * @pt: receive hook for xnic frames on @ndev (dev_add_pack)
  * @nl_up: link state last announced on netlink (RTNL)
+ * @bond: heartbeat, health and bond state (bond.c); set while attached
  * @rcu: deferred free
  */
 struct xnic_link {
@@ -56,6 +59,7 @@ struct xnic_link {
 	u8 index;
 	struct packet_type pt;
 	bool nl_up;
+	struct xnic_bond_link *bond;
 	struct rcu_head rcu;
 };
 
@@ -66,6 +70,8 @@ struct xnic_link {
 #define XNIC_DEF_HB_MISS	3
 #define XNIC_DEF_CREDIT_WINDOW	256
 #define XNIC_DEF_CLASS_WEIGHT	1
+#define XNIC_DEF_PEER_TIMEOUT_MS	1000
+#define XNIC_DEF_BOND_HOLD_MS	500
 /* Traffic classes with a weight (uapi XNIC_NR_CLASSES). */
 #define XNIC_NR_TCLASSES	2
 
@@ -77,6 +83,11 @@ struct xnic_link {
  * @hb_miss: heartbeats missed before a member link is down (bonding)
  * @credit_window: credits (frames) a receiver grants a flow (credits)
  * @class_weight: scheduling weight of each traffic class (credits)
+ * @bond_policy: enum xnic_bond_policy (bonding)
+ * @peer_timeout_ms: a peer without a usable link fails its QPs' work
+ *	after this long, ms; 0: never (bonding)
+ * @bond_hold_ms: a recovering link must stay healthy this long, ms
+ *	(bonding)
  *
  * Written under RTNL with WRITE_ONCE(); read anywhere with READ_ONCE().
  * The node id is xnic_dev.node_id.
@@ -87,6 +98,9 @@ struct xnic_params {
 	u32 hb_miss;
 	u32 credit_window;
 	u32 class_weight[XNIC_NR_TCLASSES];
+	u32 bond_policy;
+	u32 peer_timeout_ms;
+	u32 bond_hold_ms;
 };
 
 /**
@@ -175,6 +189,7 @@ int xnic_nl_init(void);
 void xnic_nl_exit(void);
 void xnic_nl_link_event(struct xnic_link *link, int event);
 void xnic_nl_link_state(struct xnic_link *link);
+void xnic_nl_link_bond_event(struct xnic_link *link, int event);
 struct xnic_tp_peer_info;
 void xnic_nl_peer_event(struct xnic_dev *xdev,
 			const struct xnic_tp_peer_info *pi, int event);

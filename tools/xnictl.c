@@ -81,6 +81,10 @@ static const struct param {
 	{ "credit_window", XNIC_PARAM_A_CREDIT_WINDOW, "1..65535" },
 	{ "class0_weight", XNIC_PARAM_A_CLASS0_WEIGHT, "1..255" },
 	{ "class1_weight", XNIC_PARAM_A_CLASS1_WEIGHT, "1..255" },
+	{ "bond_policy", XNIC_PARAM_A_BOND_POLICY,
+	  "0 spray, 1 active-backup, 2 flow-hash" },
+	{ "peer_timeout_ms", XNIC_PARAM_A_PEER_TIMEOUT_MS, "0..600000" },
+	{ "bond_hold_ms", XNIC_PARAM_A_BOND_HOLD_MS, "0..600000" },
 };
 
 #define NR_PARAMS	(sizeof(params) / sizeof(params[0]))
@@ -107,7 +111,7 @@ static const struct param *param_by_attr(int attr)
 
 static void __attribute__((noreturn)) unknown_param(const char *name)
 {
-	char list[256] = "";
+	char list[512] = "";
 	size_t i;
 
 	for (i = 0; i < NR_PARAMS; i++) {
@@ -628,9 +632,58 @@ static void cmd_stats(const char *dev)
 		j_arr_end();
 }
 
+static const char *bond_state_name(struct nlattr *a)
+{
+	switch (a ? nla_get_u8(a) : 0) {
+	case XNIC_LINK_STATE_UP:
+		return "up";
+	case XNIC_LINK_STATE_DEGRADED:
+		return "degraded";
+	case XNIC_LINK_STATE_DOWN:
+		return "down";
+	default:
+		return "unknown";
+	}
+}
+
+static uint64_t u64_attr(struct nlattr *a)
+{
+	return a ? nla_get_u64(a) : 0;
+}
+
+/* Bond state and health of a link: name, attribute, 64 bit. */
+static const struct {
+	const char *name;
+	int attr;
+	bool wide;
+} link_health[] = {
+	{ "rtt_us", XNIC_LINK_A_RTT_US, false },
+	{ "jitter_us", XNIC_LINK_A_JITTER_US, false },
+	{ "loss_ppm", XNIC_LINK_A_LOSS_PPM, false },
+	{ "hb_sent", XNIC_LINK_A_HB_SENT, true },
+	{ "hb_rcvd", XNIC_LINK_A_HB_RCVD, true },
+	{ "hb_missed", XNIC_LINK_A_HB_MISSED, true },
+	{ "crc_errors", XNIC_LINK_A_CRC_ERRORS, true },
+	{ "failovers", XNIC_LINK_A_FAILOVERS, true },
+	{ "failover_us", XNIC_LINK_A_FAILOVER_US, false },
+	{ "resent", XNIC_LINK_A_RESENT, true },
+	{ "state_changes", XNIC_LINK_A_STATE_CHANGES, true },
+	{ "tx_frames", XNIC_LINK_A_TX_FRAMES, true },
+	{ "tx_bytes", XNIC_LINK_A_TX_BYTES, true },
+	{ "rx_frames", XNIC_LINK_A_RX_FRAMES, true },
+};
+
+static uint64_t health_val(struct nlattr **l, size_t i)
+{
+	struct nlattr *a = l[link_health[i].attr];
+
+	return link_health[i].wide ? u64_attr(a) : u32_attr(a);
+}
+
 /* One link, for `link show` and for `monitor`. */
 static void print_link(struct nlattr **tb, const char *event)
 {
+	size_t i;
 	struct nlattr *l[XNIC_LINK_A_MAX + 1], *a;
 	const char *name = str_attr(tb[XNIC_A_DEV_NAME]);
 	bool up, carrier;
@@ -651,6 +704,10 @@ static void print_link(struct nlattr **tb, const char *event)
 		j_str("state", up ? "up" : "down");
 		j_bool("carrier", carrier);
 		j_u64("mtu", u32_attr(l[XNIC_LINK_A_MTU]));
+		j_str("bond_state", bond_state_name(l[XNIC_LINK_A_STATE]));
+		for (i = 0; i < sizeof(link_health) / sizeof(link_health[0]);
+		     i++)
+			j_u64(link_health[i].name, health_val(l, i));
 		if (!event) {
 			j_arr("peers");
 			if (l[XNIC_LINK_A_PEERS])
@@ -678,6 +735,9 @@ static void print_link(struct nlattr **tb, const char *event)
 		if (!n)
 			putchar('-');
 	}
+	printf("\n    bond %s", bond_state_name(l[XNIC_LINK_A_STATE]));
+	for (i = 0; i < sizeof(link_health) / sizeof(link_health[0]); i++)
+		printf(" %s %" PRIu64, link_health[i].name, health_val(l, i));
 	putchar('\n');
 }
 
@@ -912,6 +972,8 @@ static const char *event_name(int ev)
 		return "peer_join";
 	case XNIC_EVENT_PEER_LEAVE:
 		return "peer_leave";
+	case XNIC_EVENT_LINK_DEGRADED:
+		return "link_degraded";
 	default:
 		return "unknown";
 	}

@@ -144,6 +144,28 @@ enum xnic_attr {
  * @XNIC_LINK_A_PEERS: nest of XNIC_LINK_A_PEER_NODE: the peers heard on
  *	this link
  * @XNIC_LINK_A_PEER_NODE: u32, a peer's node id (inside XNIC_LINK_A_PEERS)
+ * @XNIC_LINK_A_STATE: u8, enum xnic_link_state: the bond's view of the link
+ * @XNIC_LINK_A_PAD: padding of 64-bit attributes
+ * @XNIC_LINK_A_RTT_US: u32, smoothed heartbeat round trip time, us
+ * @XNIC_LINK_A_JITTER_US: u32, smoothed round trip variation, us
+ * @XNIC_LINK_A_HB_SENT: u64, heartbeats sent (requests)
+ * @XNIC_LINK_A_HB_RCVD: u64, heartbeat replies received
+ * @XNIC_LINK_A_HB_MISSED: u64, heartbeat intervals in which nothing was
+ *	heard from any peer on the link
+ * @XNIC_LINK_A_CRC_ERRORS: u64, frames received on the link with a bad
+ *	crc32c
+ * @XNIC_LINK_A_FAILOVERS: u64, times the link left the UP state and its
+ *	unacknowledged frames were resent on the other links
+ * @XNIC_LINK_A_TX_FRAMES: u64, transport frames sent on the link
+ * @XNIC_LINK_A_TX_BYTES: u64, their bytes
+ * @XNIC_LINK_A_RX_FRAMES: u64, xnic frames received on the link
+ * @XNIC_LINK_A_STATE_CHANGES: u64, changes of XNIC_LINK_A_STATE
+ * @XNIC_LINK_A_FAILOVER_US: u32, duration of the last failover, us: from
+ *	the last sign of life of the link (heartbeat) or the carrier event to
+ *	the moment every QP had its frames on the link marked for resending
+ * @XNIC_LINK_A_LOSS_PPM: u32, heartbeat loss over the last patrol window,
+ *	parts per million
+ * @XNIC_LINK_A_RESENT: u64, PSNs marked for resending by failovers
  * @__XNIC_LINK_A_MAX: one past the last
  * @XNIC_LINK_A_MAX: the last
  *
@@ -158,9 +180,60 @@ enum xnic_link_attr {
 	XNIC_LINK_A_MTU,
 	XNIC_LINK_A_PEERS,
 	XNIC_LINK_A_PEER_NODE,
+	XNIC_LINK_A_STATE,
+	XNIC_LINK_A_PAD,
+	XNIC_LINK_A_RTT_US,
+	XNIC_LINK_A_JITTER_US,
+	XNIC_LINK_A_HB_SENT,
+	XNIC_LINK_A_HB_RCVD,
+	XNIC_LINK_A_HB_MISSED,
+	XNIC_LINK_A_CRC_ERRORS,
+	XNIC_LINK_A_FAILOVERS,
+	XNIC_LINK_A_TX_FRAMES,
+	XNIC_LINK_A_TX_BYTES,
+	XNIC_LINK_A_RX_FRAMES,
+	XNIC_LINK_A_STATE_CHANGES,
+	XNIC_LINK_A_FAILOVER_US,
+	XNIC_LINK_A_LOSS_PPM,
+	XNIC_LINK_A_RESENT,
 
 	__XNIC_LINK_A_MAX,
 	XNIC_LINK_A_MAX = __XNIC_LINK_A_MAX - 1
+};
+
+/**
+ * enum xnic_link_state - XNIC_LINK_A_STATE: the bond's view of a link
+ * @XNIC_LINK_STATE_UNSPEC: unused (0)
+ * @XNIC_LINK_STATE_UP: healthy; carries traffic
+ * @XNIC_LINK_STATE_DEGRADED: carrier and heartbeats, but loss or CRC
+ *	errors over threshold: isolated (no traffic but heartbeats) until it
+ *	stays healthy for the hold time
+ * @XNIC_LINK_STATE_DOWN: no carrier, or heartbeats missed; back to UP
+ *	after heartbeats flowed for the hold time
+ */
+enum xnic_link_state {
+	XNIC_LINK_STATE_UNSPEC,
+	XNIC_LINK_STATE_UP,
+	XNIC_LINK_STATE_DEGRADED,
+	XNIC_LINK_STATE_DOWN,
+};
+
+/**
+ * enum xnic_bond_policy - XNIC_PARAM_A_BOND_POLICY: how frames to a peer
+ *	are spread over the member links that reach it
+ * @XNIC_BOND_SPRAY: every frame on the next healthy link, weighted by
+ *	capacity and health (default)
+ * @XNIC_BOND_ACTIVE_BACKUP: every frame on the first healthy link, in the
+ *	order the links were added
+ * @XNIC_BOND_FLOW_HASH: the frames of a QP pair on one healthy link, chosen
+ *	by a hash of the QP numbers
+ * @XNIC_BOND_POLICY_MAX: first value that is not a policy
+ */
+enum xnic_bond_policy {
+	XNIC_BOND_SPRAY,
+	XNIC_BOND_ACTIVE_BACKUP,
+	XNIC_BOND_FLOW_HASH,
+	XNIC_BOND_POLICY_MAX,
 };
 
 /**
@@ -209,6 +282,13 @@ enum xnic_peer_attr {
  *	(latency-critical), 1..255 (credit-based flow control)
  * @XNIC_PARAM_A_CLASS1_WEIGHT: scheduling weight of traffic class 1
  *	(bulk), 1..255
+ * @XNIC_PARAM_A_BOND_POLICY: enum xnic_bond_policy (link bonding)
+ * @XNIC_PARAM_A_PEER_TIMEOUT_MS: ms a peer may have no usable link before
+ *	the QPs connected to it complete their outstanding work with
+ *	errors, 0..600000; 0: only the retry count limits (link bonding)
+ * @XNIC_PARAM_A_BOND_HOLD_MS: ms a link that was down or degraded must
+ *	stay healthy before it carries traffic again, 0..600000 (link
+ *	bonding)
  * @__XNIC_PARAM_A_MAX: one past the last
  * @XNIC_PARAM_A_MAX: the last
  */
@@ -221,6 +301,9 @@ enum xnic_param_attr {
 	XNIC_PARAM_A_CREDIT_WINDOW,
 	XNIC_PARAM_A_CLASS0_WEIGHT,
 	XNIC_PARAM_A_CLASS1_WEIGHT,
+	XNIC_PARAM_A_BOND_POLICY,
+	XNIC_PARAM_A_PEER_TIMEOUT_MS,
+	XNIC_PARAM_A_BOND_HOLD_MS,
 
 	__XNIC_PARAM_A_MAX,
 	XNIC_PARAM_A_MAX = __XNIC_PARAM_A_MAX - 1
@@ -258,6 +341,8 @@ enum xnic_stat_attr {
  *	GUID) was learned
  * @XNIC_EVENT_PEER_LEAVE: a peer no member link heard from for a while was
  *	forgotten
+ * @XNIC_EVENT_LINK_DEGRADED: the health patrol isolated a member link
+ *	(XNIC_LINK_A_STATE says the state of every link event)
  */
 enum xnic_event {
 	XNIC_EVENT_UNSPEC,
@@ -267,6 +352,7 @@ enum xnic_event {
 	XNIC_EVENT_LINK_REMOVED,
 	XNIC_EVENT_PEER_JOIN,
 	XNIC_EVENT_PEER_LEAVE,
+	XNIC_EVENT_LINK_DEGRADED,
 };
 
 #endif /* XNIC_NETLINK_USER_H */

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * xnic - link bonding: the member links that reach a peer form its bond.
+ * Every member link runs a heartbeat (an hrtimer, down to 1 ms) that
+ * measures round trips and loss; a health patrol turns the measurements
+ * and the CRC errors seen on the link into a state (UP, DEGRADED, DOWN,
+ * uapi enum xnic_link_state); xnic_tp_xmit() spreads a peer's frames over
+ * its UP links by the device's policy (enum xnic_bond_policy); a link that
+ * leaves UP has its unacknowledged frames resent on the others at once.
+ * Documentation/design.rst ("Link bonding") has the rules and thresholds.
+ *
+ * Execution model: the heartbeat timer runs in softirq (HRTIMER_MODE_SOFT)
+ * and sends the heartbeats; received heartbeats and frames are counted in
+ * the member link's packet handler (softirq); carrier changes come from
+ * the netdev notifier (RTNL). All three update the state machine under
+ * xnic_bond_link.lock; what a state change entails beyond that (failover
+ * of the QPs, netlink event, log) runs in xnic_bond_link.work (process
+ * context, no RTNL: xnic_bond_link_fini() waits for it under RTNL).
+ * The datapath reads xnic_bond_link.state locklessly (READ_ONCE()).
+ *
+ * Lock order: xnic_bond_link.lock is innermost; nothing is taken under it.
+ * The work takes the QPs' tp locks, one at a time, holding nothing else.
+ */
+#ifndef XNIC_BOND_H
+#define XNIC_BOND_H
+
+#include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/rcupdate.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "xnic.h"
+
+/* xnic_tx_slot.link of a PSN no link carried (dropped on the way out). */
+#define XNIC_BOND_NO_LINK	0xff
+/* Heartbeat intervals in one health patrol window. */
+#define XNIC_BOND_WINDOW	32
+/* Unanswered heartbeats in a window that make the link bad (12.5 %). */
+#define XNIC_BOND_LOSS_MAX	4
+/* CRC errors in a window that make the link bad: at least this many... */
+#define XNIC_BOND_CRC_MIN	2
+/* ...and at least this share of the frames received, parts per million. */
+#define XNIC_BOND_CRC_PPM	10000
+/* Largest weight a link's capacity (Mb/s / 1000) gives it. */
+#define XNIC_BOND_MAX_CAP_W	400
+/* Capacity weight of a link whose speed is unknown (10 Gb/s). */
+#define XNIC_BOND_DEF_CAP_W	10
+/* Health weight of a link with no loss and no CRC error last window. */
+#define XNIC_BOND_MAX_HEALTH_W	4
+
+/**
+ * enum xnic_bond_counter - per-link counters (xnic_bond_link.cnt)
+ * @XNIC_BL_HB_SENT: heartbeat requests sent
+ * @XNIC_BL_HB_RCVD: heartbeat replies received
+ * @XNIC_BL_HB_REQ_RCVD: heartbeat requests received (and answered)
+ * @XNIC_BL_HB_MISSED: intervals in which nothing was heard on the link
+ * @XNIC_BL_CRC_ERRORS: frames received with a bad crc32c
+ * @XNIC_BL_RX_FRAMES: xnic frames received
+ * @XNIC_BL_TX_FRAMES: transport frames sent (xnic_tp_xmit())
+ * @XNIC_BL_TX_BYTES: their bytes
+ * @XNIC_BL_FAILOVERS: failovers away from the link
+ * @XNIC_BL_RESENT: PSNs the failovers marked for resending
+ * @XNIC_BL_STATE_CHANGES: changes of the state
+ * @XNIC_BL_NR: number of counters
+ */
+enum xnic_bond_counter {
+	XNIC_BL_HB_SENT,
+	XNIC_BL_HB_RCVD,
+	XNIC_BL_HB_REQ_RCVD,
+	XNIC_BL_HB_MISSED,
+	XNIC_BL_CRC_ERRORS,
+	XNIC_BL_RX_FRAMES,
+	XNIC_BL_TX_FRAMES,
+	XNIC_BL_TX_BYTES,
+	XNIC_BL_FAILOVERS,
+	XNIC_BL_RESENT,
+	XNIC_BL_STATE_CHANGES,
+	XNIC_BL_NR,
+};
+
+/**
+ * struct xnic_bond_link - bond state of a member link (xnic_link.bond)
+ * @link: the member link
+ * @xdev: its device
+ * @lock: guards the state machine (everything down to @fail_start_ns)
+ * @timer: heartbeat and patrol tick, every hb_interval_ms (softirq)
+ * @work: failover, announcement and log of state changes
+ * @peer_work: runs peer_timeout_ms after the link went down: QPs of
+ *	peers left with no usable link fail their outstanding work
+ * @state: enum xnic_link_state (read locklessly by the datapath)
+ * @dead: being detached: the timer does not re-arm, work is not queued
+ * @carrier: the netdev is running with carrier (as last told by the
+ *	notifier)
+ * @probing: heartbeats went to at least one peer at the last tick
+ * @heard: a frame was received on the link since the last tick
+ * @win_bad: the last patrol window was over a threshold
+ * @remote_bad: the peer's last heartbeat said its measurements find the
+ *	link bad
+ * @fail_pending: a failover is due (@work)
+ * @cap_w: weight from the link's speed (RTNL writes, datapath reads)
+ * @health_w: weight from the last window, 1..XNIC_BOND_MAX_HEALTH_W
+ * @seq: sequence number of the next heartbeat request
+ * @miss_run: consecutive intervals in which nothing was heard
+ * @rx_seen: XNIC_BL_RX_FRAMES at the last tick
+ * @reason: why the state last changed (bond.c's enum xnic_bond_reason)
+ * @win_ticks: ticks into the current patrol window
+ * @win_base: counters at the start of the current window
+ * @loss_ppm: heartbeat loss over the last window, parts per million
+ * @good_since_ns: healthy without a break since (0: not healthy now)
+ * @down_since_ns: entered DOWN at (0: not DOWN)
+ * @fail_start_ns: the failure the pending failover reacts to started at
+ *	(the last frame heard, or the carrier event)
+ * @last_heard_ns: last frame received on the link (written locklessly)
+ * @announced: state last announced (@work)
+ * @srtt_ns: smoothed heartbeat round trip, ns (RFC 6298 weights)
+ * @rttvar_ns: its variation (jitter), ns
+ * @failover_us: duration of the last failover, us
+ * @cnt: enum xnic_bond_counter
+ * @rcu: deferred free (the datapath reads it under RCU)
+ */
+struct xnic_bond_link {
+	struct xnic_link *link;
+	struct xnic_dev *xdev;
+	spinlock_t lock; /* the state machine */
+	struct hrtimer timer;
+	struct work_struct work;
+	struct delayed_work peer_work;
+	u8 state;
+	bool dead;
+	bool carrier;
+	bool probing;
+	bool heard;
+	bool win_bad;
+	bool remote_bad;
+	bool fail_pending;
+	u32 cap_w;
+	u32 health_w;
+	u32 seq;
+	u32 miss_run;
+	u64 rx_seen;
+	u8 reason;
+	u32 win_ticks;
+	u64 win_base[XNIC_BL_NR];
+	u32 loss_ppm;
+	u64 good_since_ns;
+	u64 down_since_ns;
+	u64 fail_start_ns;
+	u64 last_heard_ns;
+	u8 announced;
+	u64 srtt_ns;
+	u64 rttvar_ns;
+	u32 failover_us;
+	atomic64_t cnt[XNIC_BL_NR];
+	struct rcu_head rcu;
+};
+
+struct xnic_peer;
+struct xnic_wire_info;
+struct seq_file;
+
+int xnic_bond_link_init(struct xnic_link *link);
+void xnic_bond_link_fini(struct xnic_link *link);
+void xnic_bond_link_changed(struct xnic_link *link);
+void xnic_bond_rx(struct xnic_link *link);
+void xnic_bond_crc_error(struct xnic_dev *xdev, const struct sk_buff *skb);
+void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
+		     const struct xnic_wire_info *i);
+struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
+				   const struct xnic_peer *peer,
+				   const struct sk_buff *skb, int *path);
+void xnic_bond_tx_done(struct xnic_link *link, unsigned int len);
+bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node);
+int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link);
+int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev);
+u8 xnic_bond_link_state(struct xnic_link *link);
+
+#endif /* XNIC_BOND_H */
