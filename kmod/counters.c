@@ -13,6 +13,7 @@
 #include "xnic.h"
 #include "engine.h"
 #include "transport.h"
+#include "cm.h"
 
 /* Engine counters: name and place in struct xnic_engine_stats. */
 static const struct {
@@ -31,7 +32,8 @@ static const struct {
 };
 
 #define XNIC_NR_ENGINE_COUNTERS	ARRAY_SIZE(xnic_engine_counters)
-#define XNIC_NR_COUNTERS	(XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS)
+#define XNIC_NR_COUNTERS	(XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS + \
+				 XNIC_CM_NR_COUNTERS)
 
 /* Names for rdma_alloc_hw_stats_struct(), filled by xnic_counters_init(). */
 static struct rdma_stat_desc xnic_stat_descs[XNIC_NR_COUNTERS] __ro_after_init;
@@ -72,6 +74,9 @@ const char *xnic_counter_name(unsigned int i)
 	i -= XNIC_TP_NR_COUNTERS;
 	if (i < XNIC_NR_ENGINE_COUNTERS)
 		return xnic_engine_counters[i].name;
+	i -= XNIC_NR_ENGINE_COUNTERS;
+	if (i < XNIC_CM_NR_COUNTERS)
+		return xnic_cm_counter_names[i];
 	return NULL;
 }
 
@@ -92,18 +97,23 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 				unsigned int n)
 {
 	u64 tp[XNIC_TP_NR_COUNTERS] = {};
+	u64 cm[XNIC_CM_NR_COUNTERS];
 	struct xnic_engine_stats es;
 	unsigned int i;
 
 	n = min_t(unsigned int, n, XNIC_NR_COUNTERS);
 	xnic_tp_counters(xdev, tp, XNIC_TP_NR_COUNTERS);
 	xnic_engine_get_stats(xdev, &es);
+	xnic_cm_counters(xdev, cm);
 	for (i = 0; i < n; i++) {
 		if (i < XNIC_TP_NR_COUNTERS)
 			vals[i] = tp[i];
-		else
+		else if (i < XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS)
 			vals[i] = *(u64 *)((u8 *)&es +
 				xnic_engine_counters[i - XNIC_TP_NR_COUNTERS].offset);
+		else
+			vals[i] = cm[i - XNIC_TP_NR_COUNTERS -
+				     XNIC_NR_ENGINE_COUNTERS];
 	}
 	return n;
 }

@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 
 #include "transport_priv.h"
+#include "cm.h"
 #include "../uapi/xnic-netlink.h"
 
 /* Names of enum xnic_tp_counter, in order. */
@@ -691,6 +692,10 @@ int xnic_tp_dev_init(struct xnic_dev *xdev)
 	xa_init(&p->table);
 	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
 	p->next_hello = jiffies;
+	if (xnic_cm_dev_init(xdev)) {
+		kfree(p);
+		return -ENOMEM;
+	}
 	rtnl_lock();
 	xdev->peers = p;
 	rtnl_unlock();
@@ -713,6 +718,8 @@ void xnic_tp_dev_cleanup(struct xnic_dev *xdev)
 
 	if (!p)
 		return;
+	/* The CM sends through the peer table: it goes first. */
+	xnic_cm_dev_cleanup(xdev);
 	rtnl_lock();
 	xdev->peers = NULL;
 	rtnl_unlock();

@@ -26,6 +26,7 @@
 
 #include "engine.h"
 #include "transport_priv.h"
+#include "cm.h"
 
 static struct xnic_rx_msg *xnic_rx_msg(struct xnic_rx *rx, u32 msn)
 {
@@ -839,6 +840,11 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 	if (!xnic_peer_check_src(xdev, i.src_node, skb)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
 		goto drop;
+	}
+	if (i.opcode == XNIC_OP_CM) {
+		xnic_cm_rx(xdev, &i, skb);
+		consume_skb(skb);
+		return;
 	}
 	qp = xnic_qp_get(xdev, i.dst_qpn);
 	if (!qp) {

@@ -49,6 +49,8 @@
 #define XNIC_WIRE_READ_SEGS	64
 /* PSNs the selective ACK bitmap covers after the cumulative ACK PSN. */
 #define XNIC_WIRE_SACK_BITS	256
+/* Bytes of a CM frame's payload (struct xnic_wire_cm, kmod/cm_wire.h). */
+#define XNIC_WIRE_CM_LEN	96
 
 /**
  * enum xnic_wire_op - frame opcodes
@@ -59,6 +61,8 @@
  * @XNIC_OP_READ_RESP: RDMA READ response data, @psn of the request
  * @XNIC_OP_ACK: acknowledgment; payload struct xnic_wire_ack
  * @XNIC_OP_NAK: negative acknowledgment; payload struct xnic_wire_ack
+ * @XNIC_OP_CM: connection manager message; payload struct xnic_wire_cm
+ *	(kmod/cm_wire.h), XNIC_WIRE_CM_LEN bytes
  * @XNIC_OP_MAX: first value that is not an opcode
  */
 enum xnic_wire_op {
@@ -69,6 +73,7 @@ enum xnic_wire_op {
 	XNIC_OP_READ_RESP	= 5,
 	XNIC_OP_ACK		= 6,
 	XNIC_OP_NAK		= 7,
+	XNIC_OP_CM		= 11,
 	XNIC_OP_MAX,
 };
 
@@ -357,6 +362,9 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 		return XNIC_WIRE_BAD_VERSION;
 	if (i->opcode < XNIC_OP_HELLO || i->opcode >= XNIC_OP_MAX)
 		return XNIC_WIRE_BAD_OPCODE;
+	/* 8..10: reserved for the credit and bonding opcodes (not here yet) */
+	if (i->opcode > XNIC_OP_NAK && i->opcode < XNIC_OP_CM)
+		return XNIC_WIRE_BAD_OPCODE;
 	if (i->flags & ~xnic_wire_allowed_flags(i->opcode))
 		return XNIC_WIRE_BAD_FLAGS;
 	if (frame_len < XNIC_WIRE_HDR_LEN ||
@@ -393,6 +401,10 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 	case XNIC_OP_ACK:
 	case XNIC_OP_NAK:
 		if (i->payload_len != sizeof(struct xnic_wire_ack))
+			return XNIC_WIRE_BAD_LEN;
+		break;
+	case XNIC_OP_CM:
+		if (i->payload_len != XNIC_WIRE_CM_LEN)
 			return XNIC_WIRE_BAD_LEN;
 		break;
 	}
