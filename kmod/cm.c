@@ -462,8 +462,10 @@ static struct xnic_cm_conn *xnic_cm_lookup(struct xnic_cm *cm, u16 node,
 {
 	struct xnic_cm_conn *c = xa_load(&cm->conns, ci->remote_id);
 
+	/* A REJ answering a message we sent for no record has local_id 0. */
 	if (!c || c->node != node ||
-	    (c->remote_id && c->remote_id != ci->local_id)) {
+	    (c->remote_id && c->remote_id != ci->local_id &&
+	     !(ci->type == XNIC_CM_REJ && !ci->local_id))) {
 		xnic_cm_inc(cm, XNIC_CM_CNT_UNKNOWN_ID);
 		return NULL;
 	}
