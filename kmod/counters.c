@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - the device's counters by name: the transport's (peer.c), the
- * engine's (engine.c), then flow control's (credit.c), read through the RDMA core's hw_stats
+ * engine's (engine.c), flow control's (credit.c), then the connection
+ * manager's (cm.c), read through the RDMA core's hw_stats
  * (`rdma statistic show link xnic0/1`,
  * /sys/class/infiniband/xnic0/ports/1/hw_counters/) and netlink's
  * STATS_GET (`xnictl -S xnic0`). Every counter is real and free running;
@@ -14,6 +15,7 @@
 #include "engine.h"
 #include "transport.h"
 #include "credit.h"
+#include "cm.h"
 
 /* Engine counters: name and place in struct xnic_engine_stats. */
 static const struct {
@@ -33,7 +35,7 @@ static const struct {
 
 #define XNIC_NR_ENGINE_COUNTERS	ARRAY_SIZE(xnic_engine_counters)
 #define XNIC_NR_COUNTERS	(XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS + \
-				 XNIC_CREDIT_NR_COUNTERS)
+				 XNIC_CREDIT_NR_COUNTERS + XNIC_CM_NR_COUNTERS)
 
 /* Names for rdma_alloc_hw_stats_struct(), filled by xnic_counters_init(). */
 static struct rdma_stat_desc xnic_stat_descs[XNIC_NR_COUNTERS] __ro_after_init;
@@ -77,6 +79,9 @@ const char *xnic_counter_name(unsigned int i)
 	i -= XNIC_NR_ENGINE_COUNTERS;
 	if (i < XNIC_CREDIT_NR_COUNTERS)
 		return xnic_credit_counter_names[i];
+	i -= XNIC_CREDIT_NR_COUNTERS;
+	if (i < XNIC_CM_NR_COUNTERS)
+		return xnic_cm_counter_names[i];
 	return NULL;
 }
 
@@ -98,7 +103,9 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 {
 	u64 tp[XNIC_TP_NR_COUNTERS] = {};
 	u64 cr[XNIC_CREDIT_NR_COUNTERS] = {};
+	u64 cm[XNIC_CM_NR_COUNTERS] = {};
 	const unsigned int cr0 = XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS;
+	const unsigned int cm0 = cr0 + XNIC_CREDIT_NR_COUNTERS;
 	struct xnic_engine_stats es;
 	unsigned int i;
 
@@ -106,14 +113,17 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 	xnic_tp_counters(xdev, tp, XNIC_TP_NR_COUNTERS);
 	xnic_engine_get_stats(xdev, &es);
 	xnic_credit_counters(xdev, cr, XNIC_CREDIT_NR_COUNTERS);
+	xnic_cm_counters(xdev, cm);
 	for (i = 0; i < n; i++) {
 		if (i < XNIC_TP_NR_COUNTERS)
 			vals[i] = tp[i];
 		else if (i < cr0)
 			vals[i] = *(u64 *)((u8 *)&es +
 				xnic_engine_counters[i - XNIC_TP_NR_COUNTERS].offset);
-		else
+		else if (i < cm0)
 			vals[i] = cr[i - cr0];
+		else
+			vals[i] = cm[i - cm0];
 	}
 	return n;
 }

@@ -25,6 +25,7 @@
 #include "bond.h"
 #include "verbs.h"
 #include "transport.h"
+#include "cm.h"
 #include "../uapi/xnic-netlink.h"
 
 static_assert(XNIC_NR_TCLASSES == XNIC_NR_CLASSES);
@@ -35,8 +36,6 @@ static_assert(XNIC_NR_TCLASSES == XNIC_NR_CLASSES);
 enum xnic_nl_mcgrp {
 	XNIC_NL_MCGRP_EVENTS,
 };
-
-static struct genl_family xnic_nl_family;
 
 /* Events may be sent (RCU: see the comment at the top). */
 static bool xnic_nl_live;
@@ -910,13 +909,21 @@ static const struct genl_ops xnic_nl_ops[] = {
 		.policy = xnic_dev_policy,
 		.maxattr = ARRAY_SIZE(xnic_dev_policy) - 1,
 	},
+	/* Connection manager (cm_netlink.c): no privilege needed. */
+	XNIC_CM_NL_OP(XNIC_CMD_CM_LISTEN, xnic_cm_nl_listen_doit),
+	XNIC_CM_NL_OP(XNIC_CMD_CM_UNLISTEN, xnic_cm_nl_unlisten_doit),
+	XNIC_CM_NL_OP(XNIC_CMD_CM_CONNECT, xnic_cm_nl_connect_doit),
+	XNIC_CM_NL_OP(XNIC_CMD_CM_ACCEPT, xnic_cm_nl_accept_doit),
+	XNIC_CM_NL_OP(XNIC_CMD_CM_REJECT, xnic_cm_nl_reject_doit),
+	XNIC_CM_NL_OP(XNIC_CMD_CM_RTU, xnic_cm_nl_rtu_doit),
 };
 
 static const struct genl_multicast_group xnic_nl_mcgrps[] = {
 	[XNIC_NL_MCGRP_EVENTS] = { .name = XNIC_GENL_MCGRP_EVENTS },
 };
 
-static struct genl_family xnic_nl_family __ro_after_init = {
+/* Not static: cm_netlink.c builds the CM messages. */
+struct genl_family xnic_nl_family __ro_after_init = {
 	.name = XNIC_GENL_NAME,
 	.version = XNIC_GENL_VERSION,
 	.module = THIS_MODULE,
@@ -936,9 +943,14 @@ int __init xnic_nl_init(void)
 {
 	int err;
 
+	err = xnic_cm_nl_init();
+	if (err)
+		return err;
 	err = genl_register_family(&xnic_nl_family);
 	if (!err)
 		WRITE_ONCE(xnic_nl_live, true);
+	else
+		xnic_cm_nl_exit();
 	return err;
 }
 
@@ -955,4 +967,5 @@ void xnic_nl_exit(void)
 	WRITE_ONCE(xnic_nl_live, false);
 	synchronize_rcu();
 	genl_unregister_family(&xnic_nl_family);
+	xnic_cm_nl_exit();
 }

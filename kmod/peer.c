@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 
 #include "transport_priv.h"
+#include "cm.h"
 #include "../uapi/xnic-netlink.h"
 
 /* Names of enum xnic_tp_counter, in order. */
@@ -728,6 +729,10 @@ int xnic_tp_dev_init(struct xnic_dev *xdev)
 	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
 	p->next_hello = jiffies;
 	xnic_credit_dev_init(&p->credit);
+	if (xnic_cm_dev_init(xdev)) {
+		kfree(p);
+		return -ENOMEM;
+	}
 	rtnl_lock();
 	xdev->peers = p;
 	rtnl_unlock();
@@ -750,6 +755,8 @@ void xnic_tp_dev_cleanup(struct xnic_dev *xdev)
 
 	if (!p)
 		return;
+	/* The CM sends through the peer table: it goes first. */
+	xnic_cm_dev_cleanup(xdev);
 	rtnl_lock();
 	xdev->peers = NULL;
 	rtnl_unlock();

@@ -26,6 +26,7 @@
 
 #include "engine.h"
 #include "transport_priv.h"
+#include "cm.h"
 
 static struct xnic_rx_msg *xnic_rx_msg(struct xnic_rx *rx, u32 msn)
 {
@@ -849,6 +850,11 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 	}
 	if (i.opcode == XNIC_OP_HEARTBEAT) {
 		xnic_bond_hb_rx(xdev, skb, &i);
+		consume_skb(skb);
+		return;
+	}
+	if (i.opcode == XNIC_OP_CM) {
+		xnic_cm_rx(xdev, &i, skb);
 		consume_skb(skb);
 		return;
 	}

@@ -49,6 +49,8 @@
 #define XNIC_WIRE_READ_SEGS	64
 /* PSNs the selective ACK bitmap covers after the cumulative ACK PSN. */
 #define XNIC_WIRE_SACK_BITS	256
+/* Bytes of a CM frame's payload (struct xnic_wire_cm, kmod/cm_wire.h). */
+#define XNIC_WIRE_CM_LEN	96
 
 /**
  * enum xnic_wire_op - frame opcodes
@@ -63,6 +65,8 @@
  *	it) or, with XNIC_WF_CREDIT_REQ, a credit request; no payload
  * @XNIC_OP_HEARTBEAT: member link heartbeat (XNIC_WF_REPLY: its echo);
  *	payload struct xnic_wire_heartbeat
+ * @XNIC_OP_CM: connection manager message; payload struct xnic_wire_cm
+ *	(kmod/cm_wire.h), XNIC_WIRE_CM_LEN bytes
  * @XNIC_OP_MAX: first value that is not an opcode
  */
 enum xnic_wire_op {
@@ -75,6 +79,7 @@ enum xnic_wire_op {
 	XNIC_OP_NAK		= 7,
 	XNIC_OP_CREDIT		= 8,
 	XNIC_OP_HEARTBEAT	= 9,
+	XNIC_OP_CM		= 11,
 	XNIC_OP_MAX,
 };
 
@@ -388,6 +393,9 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 		return XNIC_WIRE_BAD_VERSION;
 	if (i->opcode < XNIC_OP_HELLO || i->opcode >= XNIC_OP_MAX)
 		return XNIC_WIRE_BAD_OPCODE;
+	/* 8..10: reserved for the credit and bonding opcodes (not here yet) */
+	if (i->opcode > XNIC_OP_NAK && i->opcode < XNIC_OP_CM)
+		return XNIC_WIRE_BAD_OPCODE;
 	if (i->flags & ~xnic_wire_allowed_flags(i->opcode))
 		return XNIC_WIRE_BAD_FLAGS;
 	if (frame_len < XNIC_WIRE_HDR_LEN ||
@@ -432,6 +440,10 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 		break;
 	case XNIC_OP_HEARTBEAT:
 		if (i->payload_len != sizeof(struct xnic_wire_heartbeat))
+			return XNIC_WIRE_BAD_LEN;
+		break;
+	case XNIC_OP_CM:
+		if (i->payload_len != XNIC_WIRE_CM_LEN)
 			return XNIC_WIRE_BAD_LEN;
 		break;
 	default:

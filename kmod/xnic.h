@@ -122,6 +122,7 @@ struct xnic_params {
  * @qpn_next: xa_alloc_cyclic cursor for @qps (under its lock)
  * @mrs: key >> 8 -> struct xnic_mr (xa_alloc; readers under RCU)
  * @mr_gen: generation counter for the low 8 bits of MR keys
+ * @cm: connection manager (cm.c), set up and torn down with @peers
  */
 struct xnic_dev {
 	struct ib_device ibdev;
@@ -139,6 +140,7 @@ struct xnic_dev {
 	u32 qpn_next;
 	struct xarray mrs;
 	atomic_t mr_gen;
+	struct xnic_cm *cm;
 };
 
 static inline struct xnic_dev *to_xdev(struct ib_device *ibdev)

@@ -523,6 +523,169 @@ int xnic_modify_qp_err(struct xnic_qp *qp);
  */
 int xnic_qp_wakeup(struct xnic_qp *qp);
 
+/* ======================== connection manager ======================= */
+/*
+ * Connecting QPs by (node, service id) with no side channel: the kernel
+ * exchanges QPN, PSN and private data in REQ/REP/RTU frames over the
+ * fabric (Documentation/cm.rst). Passive side:
+ *
+ *	xnic_cm_listen(ctx, sid, &l);
+ *	xnic_cm_get_request(l, &req, -1);	// a peer connects
+ *	xnic_cm_accept(&req, qp, &mine, sizeof(mine), 5000);
+ *						// qp is RTS, the peer's too
+ * Active side:
+ *	xnic_cm_connect(ctx, qp, node, sid, &mine, sizeof(mine), 5000, &rep);
+ *
+ * Both ends pick a random first PSN; private data (up to
+ * XNIC_CM_PRIVATE_MAX bytes each way) carries what the application wants
+ * the peer to know, e.g. an MR's address, rkey and length. Each listener
+ * and each connect uses a netlink socket of its own: a listener belongs
+ * to the process that holds it and goes away when it is closed or the
+ * process exits. Errors are negative errnos (xnic_strerror()).
+ */
+
+#define XNIC_CM_PRIVATE_MAX	64
+
+/* REJ reasons (struct xnic_cm_reply.reject_reason) */
+#define XNIC_CM_REJ_NO_LISTENER		1	/* nobody listens */
+#define XNIC_CM_REJ_USER		2	/* the listener refused */
+#define XNIC_CM_REJ_LISTENER_GONE	3	/* it went away first */
+#define XNIC_CM_REJ_NO_RESOURCES	4	/* too many connections */
+#define XNIC_CM_REJ_TIMEOUT		5	/* the peer gave up */
+
+struct xnic_cm_listener;
+
+/**
+ * struct xnic_cm_req - a connection request (xnic_cm_get_request())
+ * @listener: the listener it came to
+ * @id: its communication id (kernel)
+ * @remote_node: the connecting node
+ * @service_id: the service id it asks for
+ * @remote_qpn: the connecting QP
+ * @remote_psn: the connecting QP's first PSN
+ * @private_len: bytes of @private_data
+ * @private_data: the connecting application's private data
+ */
+struct xnic_cm_req {
+	struct xnic_cm_listener *listener;
+	uint32_t id;
+	uint32_t remote_node;
+	uint64_t service_id;
+	uint32_t remote_qpn;
+	uint32_t remote_psn;
+	uint32_t private_len;
+	uint8_t private_data[XNIC_CM_PRIVATE_MAX];
+};
+
+/**
+ * struct xnic_cm_reply - what the accepting side said (xnic_cm_connect())
+ * @remote_qpn: its QP
+ * @remote_psn: its QP's first PSN
+ * @reject_reason: when refused: XNIC_CM_REJ_* (Documentation/cm.rst);
+ *	0 otherwise
+ * @private_len: bytes of @private_data
+ * @private_data: its private data (REP, or REJ)
+ */
+struct xnic_cm_reply {
+	uint32_t remote_qpn;
+	uint32_t remote_psn;
+	uint32_t reject_reason;
+	uint32_t private_len;
+	uint8_t private_data[XNIC_CM_PRIVATE_MAX];
+};
+
+/**
+ * xnic_cm_listen() - listen on a service id of a device
+ * @ctx: the device's context
+ * @service_id: any 64-bit value both sides agree on
+ * @lp: the new listener
+ * Return: 0; -EADDRINUSE when someone listens on it already; -ENOMEM;
+ * -ENOENT when the xnic netlink family is missing (module not loaded);
+ * other -errno of netlink.
+ */
+int xnic_cm_listen(struct xnic_ctx *ctx, uint64_t service_id,
+		   struct xnic_cm_listener **lp);
+
+/**
+ * xnic_cm_listener_fd() - file descriptor to poll() for requests
+ * @l: listener
+ * Return: the netlink socket's descriptor (readable when an event is
+ * pending; xnic_cm_get_request() with timeout 0 then takes it).
+ */
+int xnic_cm_listener_fd(const struct xnic_cm_listener *l);
+
+/**
+ * xnic_cm_unlisten() - stop listening and free the listener
+ * @l: listener (NULL is allowed)
+ *
+ * Requests received and not answered are refused (the connecting side
+ * gets -ECONNREFUSED). Closing the process does the same.
+ */
+void xnic_cm_unlisten(struct xnic_cm_listener *l);
+
+/**
+ * xnic_cm_get_request() - wait for a connection request
+ * @l: listener
+ * @req: filled with the request
+ * @timeout_ms: how long to wait; 0: do not wait; negative: for ever
+ *
+ * A request resent by the peer (its REQ lost or slow) is reported once.
+ * Return: 0; -ETIMEDOUT when none arrived in time; -errno of netlink.
+ */
+int xnic_cm_get_request(struct xnic_cm_listener *l, struct xnic_cm_req *req,
+			int timeout_ms);
+
+/**
+ * xnic_cm_accept() - accept a request with a QP, connected on return
+ * @req: from xnic_cm_get_request()
+ * @qp: a QP in the RESET state, taken to RTS connected to the peer
+ * @priv: private data for the peer (may be NULL when @len is 0)
+ * @len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
+ * @timeout_ms: how long to wait for the peer's RTU; negative: as long as
+ *	the kernel resends the REP
+ *
+ * Return: 0 once the peer's RTU arrived (both QPs are connected);
+ * -EINVAL (@len, @qp not in RESET); -ENOENT: the request expired or was
+ * answered; -ECONNREFUSED: the peer gave up (REJ); -ETIMEDOUT: no RTU;
+ * -errno of the QP transitions or of netlink. On failure @qp is left in
+ * the state it reached: move it to error or destroy it.
+ */
+int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
+		   const void *priv, size_t len, int timeout_ms);
+
+/**
+ * xnic_cm_reject() - refuse a request
+ * @req: from xnic_cm_get_request()
+ * @priv: private data for the peer (may be NULL when @len is 0)
+ * @len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
+ * Return: 0; -ENOENT: expired or answered; -EINVAL; -errno of netlink.
+ */
+int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
+
+/**
+ * xnic_cm_connect() - connect a QP to a service on a node
+ * @ctx: the device's context
+ * @qp: a QP in the RESET state, taken to RTS connected to the peer's
+ * @node: the peer's node id
+ * @service_id: the service
+ * @priv: private data for the peer (may be NULL when @len is 0)
+ * @len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
+ * @timeout_ms: how long to try, 1..110000 ms: the REQ is sent, then
+ *	resent up to 3 times (more for timeouts over 40 s) at equal
+ *	intervals of at most 10 s
+ * @reply: filled with the peer's answer (may be NULL)
+ *
+ * Thread safe: every call has a socket of its own.
+ * Return: 0 when both QPs are connected; -ECONNREFUSED when refused
+ * (nobody listens, the listener refused or went away; see
+ * @reply->reject_reason); -ETIMEDOUT when nobody answered in time;
+ * -EINVAL for bad arguments (own node id, @len, @timeout_ms); -errno of
+ * the QP transitions or of netlink.
+ */
+int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
+		    uint64_t service_id, const void *priv, size_t len,
+		    int timeout_ms, struct xnic_cm_reply *reply);
+
 /* ============================= datapath ============================ */
 /*
  * Posting, liburing style:

@@ -63,6 +63,27 @@
  *	XNIC_A_EVENT (LINK_*), XNIC_A_LINK nest.
  * @XNIC_CMD_PEER_NTF: event (multicast "events"): DEV_INDEX, DEV_NAME,
  *	XNIC_A_EVENT (PEER_*), XNIC_A_PEER nest.
+ * @XNIC_CMD_CM_LISTEN: listen on a service id: device, XNIC_A_CM
+ *	{ SERVICE_ID }. The listener belongs to the requesting socket and goes
+ *	away with it. EADDRINUSE when the device has a listener on it.
+ * @XNIC_CMD_CM_UNLISTEN: stop listening: as CM_LISTEN; ENOENT when the
+ *	socket has no such listener. Requests not answered yet are rejected.
+ * @XNIC_CMD_CM_CONNECT: connect to (NODE, SERVICE_ID): device, XNIC_A_CM
+ *	{ NODE, SERVICE_ID, QPN, PSN, optional PRIVATE, TIMEOUT_MS, RETRIES }.
+ *	Reply: XNIC_A_CM { ID }. The outcome comes later as a CM_EVENT (REP,
+ *	REJ or TIMEOUT) to the requesting socket; after REP, CM_RTU.
+ * @XNIC_CMD_CM_ACCEPT: answer a REQ event: device, XNIC_A_CM { ID, QPN,
+ *	PSN, optional PRIVATE }. ESTABLISHED (or TIMEOUT) follows as a
+ *	CM_EVENT. ENOENT: no such request of this socket; EINVAL: answered.
+ * @XNIC_CMD_CM_REJECT: refuse a REQ event: device, XNIC_A_CM { ID,
+ *	optional PRIVATE }.
+ * @XNIC_CMD_CM_EVENT: kernel to user, unicast to the socket that owns the
+ *	listener or the connection: DEV_INDEX, DEV_NAME, XNIC_A_CM { EVENT,
+ *	ID, NODE, SERVICE_ID, and per event QPN, PSN, PRIVATE, REASON }.
+ * @XNIC_CMD_CM_RTU: after a REP event, once the caller's QP is connected
+ *	(RTR/RTS): send the RTU, which completes the passive side. Request:
+ *	device, XNIC_A_CM { ID }. ENOENT: no such connection of this socket;
+ *	EINVAL: not waiting for it.
  * @__XNIC_CMD_MAX: one past the last
  * @XNIC_CMD_MAX: the last
  */
@@ -78,6 +99,13 @@ enum xnic_cmd {
 	XNIC_CMD_STATS_GET,
 	XNIC_CMD_LINK_NTF,
 	XNIC_CMD_PEER_NTF,
+	XNIC_CMD_CM_LISTEN,
+	XNIC_CMD_CM_UNLISTEN,
+	XNIC_CMD_CM_CONNECT,
+	XNIC_CMD_CM_ACCEPT,
+	XNIC_CMD_CM_REJECT,
+	XNIC_CMD_CM_EVENT,
+	XNIC_CMD_CM_RTU,
 
 	__XNIC_CMD_MAX,
 	XNIC_CMD_MAX = __XNIC_CMD_MAX - 1
@@ -104,6 +132,7 @@ enum xnic_cmd {
  * @XNIC_A_STATS: nest of XNIC_A_STATS_ENTRY
  * @XNIC_A_STATS_ENTRY: nest, enum xnic_stat_attr
  * @XNIC_A_EVENT: u8, enum xnic_event (notifications only)
+ * @XNIC_A_CM: nest, enum xnic_cm_attr (connection manager)
  * @__XNIC_A_MAX: one past the last
  * @XNIC_A_MAX: the last
  */
@@ -127,6 +156,7 @@ enum xnic_attr {
 	XNIC_A_STATS,
 	XNIC_A_STATS_ENTRY,
 	XNIC_A_EVENT,
+	XNIC_A_CM,
 
 	__XNIC_A_MAX,
 	XNIC_A_MAX = __XNIC_A_MAX - 1
@@ -353,6 +383,70 @@ enum xnic_event {
 	XNIC_EVENT_PEER_JOIN,
 	XNIC_EVENT_PEER_LEAVE,
 	XNIC_EVENT_LINK_DEGRADED,
+};
+
+/* Connection manager (Documentation/cm.rst) */
+
+/* Bytes of private data a CM message carries at most. */
+#define XNIC_CM_PRIVATE_LEN	64
+
+/**
+ * enum xnic_cm_attr - attributes of an XNIC_A_CM nest
+ * @XNIC_CM_A_UNSPEC: unused (0)
+ * @XNIC_CM_A_PAD: padding of 64-bit attributes
+ * @XNIC_CM_A_SERVICE_ID: u64, the service id (any value)
+ * @XNIC_CM_A_ID: u32, a connection's communication id on this device
+ * @XNIC_CM_A_NODE: u32, the peer's node id, 0..65534
+ * @XNIC_CM_A_QPN: u32, a QP number (24 bits): requests, the caller's QP;
+ *	events, the peer's
+ * @XNIC_CM_A_PSN: u32, a first PSN (24 bits), as @XNIC_CM_A_QPN
+ * @XNIC_CM_A_PRIVATE: binary, at most XNIC_CM_PRIVATE_LEN bytes of
+ *	application data (the peer's in events)
+ * @XNIC_CM_A_TIMEOUT_MS: u32, CONNECT: how long to wait for an answer
+ *	before resending the REQ, 1..10000 ms (default 1000)
+ * @XNIC_CM_A_RETRIES: u32, CONNECT: REQ resends before giving up, 0..10
+ *	(default 3); the passive side uses the same for its REP
+ * @XNIC_CM_A_EVENT: u8, enum xnic_cm_event (events only)
+ * @XNIC_CM_A_REASON: u8, REJ events: the reason (Documentation/cm.rst)
+ * @__XNIC_CM_A_MAX: one past the last
+ * @XNIC_CM_A_MAX: the last
+ */
+enum xnic_cm_attr {
+	XNIC_CM_A_UNSPEC,
+	XNIC_CM_A_PAD,
+	XNIC_CM_A_SERVICE_ID,
+	XNIC_CM_A_ID,
+	XNIC_CM_A_NODE,
+	XNIC_CM_A_QPN,
+	XNIC_CM_A_PSN,
+	XNIC_CM_A_PRIVATE,
+	XNIC_CM_A_TIMEOUT_MS,
+	XNIC_CM_A_RETRIES,
+	XNIC_CM_A_EVENT,
+	XNIC_CM_A_REASON,
+
+	__XNIC_CM_A_MAX,
+	XNIC_CM_A_MAX = __XNIC_CM_A_MAX - 1
+};
+
+/**
+ * enum xnic_cm_event - XNIC_CM_A_EVENT of a CM_EVENT message
+ * @XNIC_CM_EVENT_UNSPEC: unused (0)
+ * @XNIC_CM_EVENT_REQ: to a listener: a peer asks to connect (ID, NODE,
+ *	SERVICE_ID, QPN, PSN, PRIVATE); answer with CM_ACCEPT or CM_REJECT
+ * @XNIC_CM_EVENT_REP: to a connecting socket: accepted (QPN, PSN,
+ *	PRIVATE); connect the QP, then send CM_RTU
+ * @XNIC_CM_EVENT_REJ: to a connecting socket: refused (REASON)
+ * @XNIC_CM_EVENT_TIMEOUT: no answer after every resend (either side)
+ * @XNIC_CM_EVENT_ESTABLISHED: to the accepting socket: the RTU arrived
+ */
+enum xnic_cm_event {
+	XNIC_CM_EVENT_UNSPEC,
+	XNIC_CM_EVENT_REQ,
+	XNIC_CM_EVENT_REP,
+	XNIC_CM_EVENT_REJ,
+	XNIC_CM_EVENT_TIMEOUT,
+	XNIC_CM_EVENT_ESTABLISHED,
 };
 
 #endif /* XNIC_NETLINK_USER_H */

@@ -1,0 +1,841 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic_cm_test - the connection manager (Documentation/cm.rst) between two
+ * xnic devices on a veth pair (node 1 and node 2):
+ *  - connect + accept with private data both ways, then RDMA WRITE and
+ *    SEND over the QPs the CM connected, checked byte by byte;
+ *  - REJ: nobody listens, the listener refuses (with private data): both
+ *    -ECONNREFUSED with the reason;
+ *  - timeouts: a node nobody has, and a peer whose frames are all dropped
+ *    (netem loss 100%): -ETIMEDOUT within the bound;
+ *  - the listener goes away with a request pending (its process exits) or
+ *    before the connect: -ECONNREFUSED (LISTENER_GONE, NO_LISTENER);
+ *  - 64 concurrent connects from 8 threads to one listener: all connected,
+ *    distinct QPs, each pair matched both ways;
+ *  - a duplicate REQ injected with AF_PACKET is reported once and answered
+ *    with the same REP; malformed CM frames are dropped and counted;
+ *  - hostile netlink requests: missing or oversized attributes, unknown
+ *    device, a service id in use (EADDRINUSE), another socket's request
+ *    (ENOENT); an unprivileged process may listen.
+ *
+ * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <netlink/attr.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+
+#include "kselftest_harness.h"
+#include "xnic_lib.h"
+#include "kmod/wire.h"
+#include "kmod/cm_wire.h"
+#include "uapi/xnic-netlink.h"
+
+#define SID		0x5e41ce00c0ffee01ULL
+#define BUF_LEN		(64 * 1024)
+#define NCONN		64
+#define NTHREADS	8
+#define CM_WAIT_MS	20000
+
+FIXTURE(cm) {
+	struct xt_env env;
+};
+
+FIXTURE_SETUP(cm)
+{
+	int err = xt_env_setup(&self->env, "cm");
+
+	if (err) {
+		TH_LOG("environment: %s", xt_error());
+		xt_env_teardown(&self->env);
+	}
+	ASSERT_EQ(0, err);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	xt_env_teardown(&self->env);
+}
+
+/* A CM counter of a device (hw_counters: the CM's are not in debugfs). */
+static uint64_t cm_counter(const char *dev, const char *name)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	if (xt_read_file(path, buf, sizeof(buf)) < 0)
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 10);
+}
+
+/* A counter moved by @delta from @before within a few seconds. */
+static bool counter_reaches(const char *dev, const char *name,
+			    uint64_t before, uint64_t delta)
+{
+	long long end = xt_now_ms() + 5000;
+
+	do {
+		if (cm_counter(dev, name) >= before + delta)
+			return true;
+		xt_sleep_ms(20);
+	} while (xt_now_ms() < end);
+	return false;
+}
+
+struct qp_pair {
+	struct xnic_cq *cq;
+	struct xnic_qp *qp;
+};
+
+static int qp_new(struct xt_dev *d, struct qp_pair *p)
+{
+	int err = xnic_create_cq(d->ctx, 64, &p->cq);
+
+	if (err)
+		return err;
+	err = xnic_create_qp(d->pd, p->cq, p->cq, NULL, &p->qp);
+	if (err) {
+		xnic_destroy_cq(p->cq);
+		p->cq = NULL;
+	}
+	return err;
+}
+
+static void qp_free(struct qp_pair *p)
+{
+	if (p->qp)
+		xnic_destroy_qp(p->qp);
+	if (p->cq)
+		xnic_destroy_cq(p->cq);
+	p->qp = NULL;
+	p->cq = NULL;
+}
+
+/* What the passive side tells the active one in its private data. */
+struct mr_info {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+/* The passive side of one connection, run in a thread. */
+struct server {
+	struct xt_dev *dev;
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	struct qp_pair p;
+	struct xt_buf buf;
+	int n;			/* requests to take */
+	bool reject;		/* refuse them instead */
+	int err;
+	/* many: one QP per request */
+	struct qp_pair qps[NCONN];
+	uint32_t remote_qpn[NCONN];
+};
+
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	int k;
+
+	for (k = 0; k < s->n; k++) {
+		struct mr_info mi;
+		struct qp_pair *p = s->n > 1 ? &s->qps[k] : &s->p;
+
+		s->err = xnic_cm_get_request(s->l, &s->req, CM_WAIT_MS);
+		if (s->err)
+			return NULL;
+		if (s->reject) {
+			static const char no[] = "go away";
+
+			s->err = xnic_cm_reject(&s->req, no, sizeof(no));
+			continue;
+		}
+		s->err = qp_new(s->dev, p);
+		if (s->err)
+			return NULL;
+		mi.addr = (uintptr_t)s->buf.p;
+		mi.rkey = s->buf.mr ? s->buf.mr->rkey : 0;
+		mi.len = BUF_LEN;
+		s->err = xnic_cm_accept(&s->req, p->qp, &mi, sizeof(mi),
+					CM_WAIT_MS);
+		if (s->err)
+			return NULL;
+		s->remote_qpn[k] = s->req.remote_qpn;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(cm, connect_and_transfer, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1, .n = 1 };
+	static const char hello[] = "hello from node 1";
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+	struct xt_buf src = { 0 }, rbuf = { 0 };
+	struct xnic_sge sg;
+	struct xnic_cqe cqe;
+	struct mr_info mi;
+	pthread_t t;
+	int err;
+
+	ASSERT_EQ(0, xt_buf_alloc(d1, &s.buf, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d0, &src, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d0, &rbuf, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d0, &c));
+
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, hello,
+			      sizeof(hello), 5000, &rep);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, err) TH_LOG("connect: %s", xnic_strerror(err));
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+
+	/* What each side learnt of the other. */
+	EXPECT_EQ(d0->node_id, s.req.remote_node);
+	EXPECT_EQ(SID, s.req.service_id);
+	EXPECT_EQ(c.qp->qpn, s.req.remote_qpn);
+	EXPECT_EQ(sizeof(hello), s.req.private_len);
+	EXPECT_EQ(0, memcmp(hello, s.req.private_data, sizeof(hello)));
+	EXPECT_EQ(s.p.qp->qpn, rep.remote_qpn);
+	ASSERT_EQ(sizeof(mi), rep.private_len);
+	memcpy(&mi, rep.private_data, sizeof(mi));
+	EXPECT_EQ((uintptr_t)s.buf.p, mi.addr);
+	EXPECT_EQ(s.buf.mr->rkey, mi.rkey);
+
+	/* RDMA WRITE with what the private data said. */
+	xt_fill(src.p, BUF_LEN, 42);
+	sg.addr = (uintptr_t)src.p;
+	sg.length = BUF_LEN;
+	sg.lkey = src.mr->lkey;
+	ASSERT_EQ(0, xnic_post_write(c.qp, &sg, 1, mi.addr, mi.rkey, 1,
+				     XNIC_WQE_F_SIGNALED));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(-1, xt_check_pattern(s.buf.p, BUF_LEN, 42));
+
+	/* SEND the other way. */
+	sg.addr = (uintptr_t)rbuf.p;
+	sg.length = BUF_LEN;
+	sg.lkey = rbuf.mr->lkey;
+	ASSERT_EQ(0, xnic_post_recv(c.qp, &sg, 1, 2));
+	xt_fill(s.buf.p, 4096, 7);
+	sg.addr = (uintptr_t)s.buf.p;
+	sg.length = 4096;
+	sg.lkey = s.buf.mr->lkey;
+	ASSERT_EQ(0, xnic_post_send(s.p.qp, &sg, 1, 3, XNIC_WQE_F_SIGNALED));
+	ASSERT_EQ(0, xt_reap_one(s.p.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(4096U, cqe.byte_len);
+	EXPECT_EQ(-1, xt_check_pattern(rbuf.p, 4096, 7));
+
+	EXPECT_LE(1U, cm_counter(d0->name, "cm_established"));
+	EXPECT_LE(1U, cm_counter(d1->name, "cm_established"));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&src);
+	xt_buf_free(&rbuf);
+	xt_buf_free(&s.buf);
+}
+
+TEST_F_TIMEOUT(cm, reject_no_listener, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+	long long t0;
+	int err;
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID + 1, NULL, 0,
+			      5000, &rep);
+	EXPECT_EQ(-ECONNREFUSED, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_EQ(XNIC_CM_REJ_NO_LISTENER, rep.reject_reason);
+	/* Refused at once, not after the timeout. */
+	EXPECT_GT(4000, xt_now_ms() - t0);
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, reject_by_listener, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1, .n = 1, .reject = true };
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+	pthread_t t;
+	int err;
+
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 5000,
+			      &rep);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, s.err);
+	EXPECT_EQ(-ECONNREFUSED, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_EQ(XNIC_CM_REJ_USER, rep.reject_reason);
+	EXPECT_EQ(sizeof("go away"), rep.private_len);
+	EXPECT_STREQ("go away", (char *)rep.private_data);
+	/* Answered already: a second answer is refused. */
+	EXPECT_EQ(-EINVAL, xnic_cm_reject(&s.req, NULL, 0));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct qp_pair c = { 0 };
+	uint64_t retx = cm_counter(d0->name, "cm_retransmits");
+	long long t0, dt;
+	int err;
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, 77, SID, NULL, 0, 800, NULL);
+	dt = xt_now_ms() - t0;
+	EXPECT_EQ(-ETIMEDOUT, err) TH_LOG("%s", xnic_strerror(err));
+	/* 4 tries of 200 ms: the kernel gives up after 800 ms. */
+	EXPECT_LE(750, dt);
+	EXPECT_GT(800 + 2000, dt);
+	EXPECT_EQ(retx + 3, cm_counter(d0->name, "cm_retransmits"));
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, timeout_frames_dropped, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	struct qp_pair c = { 0 };
+	long long t0, dt;
+	int err;
+
+	if (xt_sh("tc qdisc add dev %s root netem loss 100%% 2>/dev/null",
+		  d0->netdev))
+		SKIP(return, "tc netem not available");
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 1000,
+			      NULL);
+	dt = xt_now_ms() - t0;
+	xt_sh("tc qdisc del dev %s root", d0->netdev);
+	EXPECT_EQ(-ETIMEDOUT, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_LE(950, dt);
+	EXPECT_GT(1000 + 2000, dt);
+	/* Nothing reached the listener. */
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 0));
+	xnic_cm_unlisten(l);
+	qp_free(&c);
+}
+
+/* Child: listen on dev, say so, take one request, exit unanswered. */
+static void listener_child(const char *dev, int fd, bool take)
+{
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	struct xnic_ctx *ctx;
+	char b = 'L';
+
+	if (xnic_open(dev, &ctx) || xnic_cm_listen(ctx, SID, &l))
+		_exit(1);
+	if (write(fd, &b, 1) != 1)
+		_exit(2);
+	if (take && xnic_cm_get_request(l, &req, CM_WAIT_MS))
+		_exit(3);
+	_exit(0);	/* the kernel drops the listener with the socket */
+}
+
+TEST_F_TIMEOUT(cm, listener_gone_with_request_pending, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+	int fds[2], status, err;
+	pid_t pid;
+	char b;
+
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		listener_child(d1->name, fds[1], true);
+	ASSERT_EQ(1, read(fds[0], &b, 1));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 5000,
+			      &rep);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-ECONNREFUSED, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_EQ(XNIC_CM_REJ_LISTENER_GONE, rep.reject_reason);
+	close(fds[0]);
+	close(fds[1]);
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, listener_gone_before_connect, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct xnic_cm_listener *l;
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+	int fds[2], status, err;
+	pid_t pid;
+	char b;
+
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		listener_child(d1->name, fds[1], false);
+	ASSERT_EQ(1, read(fds[0], &b, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 5000,
+			      &rep);
+	EXPECT_EQ(-ECONNREFUSED, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_EQ(XNIC_CM_REJ_NO_LISTENER, rep.reject_reason);
+
+	/* The service id is free again; unlisten frees it too. */
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
+	xnic_cm_unlisten(l);
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 5000,
+			      &rep);
+	EXPECT_EQ(-ECONNREFUSED, err);
+	EXPECT_EQ(XNIC_CM_REJ_NO_LISTENER, rep.reject_reason);
+	close(fds[0]);
+	close(fds[1]);
+	qp_free(&c);
+}
+
+struct client {
+	struct xt_dev *dev;
+	uint32_t node;
+	struct qp_pair p[NCONN / NTHREADS];
+	uint32_t remote_qpn[NCONN / NTHREADS];
+	int err;
+};
+
+static void *client_main(void *arg)
+{
+	struct client *cl = arg;
+	struct xnic_cm_reply rep;
+	int k;
+
+	for (k = 0; k < NCONN / NTHREADS; k++) {
+		cl->err = qp_new(cl->dev, &cl->p[k]);
+		if (cl->err)
+			return NULL;
+		cl->err = xnic_cm_connect(cl->dev->ctx, cl->p[k].qp, cl->node,
+					  SID, NULL, 0, 10000, &rep);
+		if (cl->err)
+			return NULL;
+		cl->remote_qpn[k] = rep.remote_qpn;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(cm, many_concurrent_connects, 600)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server *s = calloc(1, sizeof(*s));
+	struct client *cl = calloc(NTHREADS, sizeof(*cl));
+	pthread_t st, ct[NTHREADS];
+	int i, j, k, matched = 0;
+
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, cl);
+	s->dev = d1;
+	s->n = NCONN;
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s->l));
+	ASSERT_EQ(0, pthread_create(&st, NULL, server_main, s));
+	for (i = 0; i < NTHREADS; i++) {
+		cl[i].dev = d0;
+		cl[i].node = d1->node_id;
+		ASSERT_EQ(0, pthread_create(&ct[i], NULL, client_main, &cl[i]));
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		pthread_join(ct[i], NULL);
+		EXPECT_EQ(0, cl[i].err) TH_LOG("client %d: %s", i,
+					       xnic_strerror(cl[i].err));
+	}
+	pthread_join(st, NULL);
+	ASSERT_EQ(0, s->err) TH_LOG("server: %s", xnic_strerror(s->err));
+
+	/* Every client QP is paired with a distinct server QP, both ways. */
+	for (i = 0; i < NTHREADS; i++) {
+		for (k = 0; k < NCONN / NTHREADS; k++) {
+			uint32_t mine = cl[i].p[k].qp->qpn;
+
+			for (j = 0; j < NCONN; j++) {
+				if (s->qps[j].qp->qpn != cl[i].remote_qpn[k])
+					continue;
+				EXPECT_EQ(mine, s->remote_qpn[j]);
+				matched++;
+			}
+		}
+	}
+	EXPECT_EQ(NCONN, matched);
+	for (j = 0; j < NCONN; j++)
+		for (k = j + 1; k < NCONN; k++)
+			EXPECT_NE(s->remote_qpn[j], s->remote_qpn[k]);
+
+	xnic_cm_unlisten(s->l);
+	for (i = 0; i < NTHREADS; i++)
+		for (k = 0; k < NCONN / NTHREADS; k++)
+			qp_free(&cl[i].p[k]);
+	for (j = 0; j < NCONN; j++)
+		qp_free(&s->qps[j]);
+	free(s);
+	free(cl);
+}
+
+/* Frames as node 2 would send them to node 1, injected on node 2's veth. */
+struct injector {
+	int sock;
+	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + XNIC_WIRE_CM_LEN];
+};
+
+static int injector_open(struct injector *inj, struct xt_env *e)
+{
+	struct sockaddr_ll sll = { 0 };
+
+	inj->sock = socket(AF_PACKET, SOCK_RAW, 0);
+	if (inj->sock < 0)
+		return -errno;
+	sll.sll_family = AF_PACKET;
+	sll.sll_ifindex = e->dev[1].ifindex;
+	if (bind(inj->sock, (struct sockaddr *)&sll, sizeof(sll)))
+		return -errno;
+	memcpy(inj->frame, e->dev[0].mac, 6);
+	memcpy(inj->frame + 6, e->dev[1].mac, 6);
+	inj->frame[12] = XNIC_ETH_P >> 8;
+	inj->frame[13] = XNIC_ETH_P & 0xff;
+	return 0;
+}
+
+/* Send a CM frame from node 2 to node 1 with @plen payload bytes. */
+static int inject_cm(struct injector *inj, const struct xnic_cm_info *ci,
+		     uint16_t plen)
+{
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(inj->frame + 14);
+	struct xnic_wire_info i = {
+		.opcode = XNIC_OP_CM,
+		.src_node = XT_NODE1,
+		.dst_node = XT_NODE0,
+		.payload_len = plen,
+	};
+	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
+
+	xnic_wire_encode(h, &i);
+	xnic_cm_encode((struct xnic_wire_cm *)(h + 1), ci);
+	h->crc = htonl(~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen));
+	if (send(inj->sock, inj->frame, len, 0) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+TEST_F_TIMEOUT(cm, duplicate_req_and_malformed, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct xnic_cm_info ci = {
+		.type = XNIC_CM_REQ,
+		.local_id = 0x1234567,
+		.qpn = 0x42,
+		.psn = 0x77,
+		.timeout_ms = 1000,
+		.retries = 3,
+		.service_id = SID,
+		.private_len = 3,
+		.private_data = { 'd', 'u', 'p' },
+	};
+	struct xnic_cm_listener *l;
+	struct injector inj;
+	struct xnic_cm_req req;
+	struct qp_pair p = { 0 };
+	uint64_t dup, rep, mal, malformed;
+	struct xnic_cm_info bad;
+
+	ASSERT_EQ(0, injector_open(&inj, &self->env));
+	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &l));
+	dup = cm_counter(d0->name, "cm_dup_req");
+	rep = cm_counter(d0->name, "cm_rep_sent");
+
+	/* The same REQ twice: one request. */
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	ASSERT_EQ(0, xnic_cm_get_request(l, &req, CM_WAIT_MS));
+	EXPECT_EQ(XT_NODE1, req.remote_node);
+	EXPECT_EQ(0x42U, req.remote_qpn);
+	EXPECT_EQ(0x77U, req.remote_psn);
+	EXPECT_EQ(3U, req.private_len);
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_dup_req", dup, 1));
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 300));
+
+	/*
+	 * Accept: the REP goes to node 2, which knows nothing of it and
+	 * answers REJ; a repeated REQ before that gets the REP again.
+	 */
+	ASSERT_EQ(0, qp_new(d0, &p));
+	EXPECT_EQ(-ECONNREFUSED, xnic_cm_accept(&req, p.qp, NULL, 0,
+						CM_WAIT_MS));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_rep_sent", rep, 1));
+
+	/* Malformed CM messages: dropped, counted, never reported. */
+	mal = cm_counter(d0->name, "cm_malformed");
+	bad = ci;
+	bad.local_id = 0x999;
+	bad.type = 9;
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN));
+	bad.type = XNIC_CM_REQ;
+	bad.private_len = XNIC_CM_PRIVATE_MAX + 1;
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN));
+	bad.private_len = 0;
+	bad.remote_id = 5;	/* a REQ names nobody on our side */
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN));
+	bad.remote_id = 0;
+	bad.timeout_ms = 0;
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN));
+	bad.timeout_ms = 1000;
+	bad.qpn = 0x1000000;
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_malformed", mal, 5));
+
+	/* A CM frame of the wrong length: the transport's rx_malformed. */
+	malformed = cm_counter(d0->name, "rx_malformed");
+	bad.qpn = 0;
+	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN - 8));
+	EXPECT_TRUE(counter_reaches(d0->name, "rx_malformed", malformed, 1));
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 300));
+
+	close(inj.sock);
+	xnic_cm_unlisten(l);
+	qp_free(&p);
+}
+
+/* ------------------------- hostile netlink ------------------------- */
+
+struct raw_nl {
+	struct nl_sock *sk;
+	int family;
+};
+
+static int raw_open(struct raw_nl *r)
+{
+	r->sk = nl_socket_alloc();
+	if (!r->sk || genl_connect(r->sk))
+		return -1;
+	nl_socket_disable_seq_check(r->sk);
+	r->family = genl_ctrl_resolve(r->sk, XNIC_GENL_NAME);
+	return r->family < 0 ? -1 : 0;
+}
+
+static int raw_err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	(void)nla;
+	*(int *)arg = e->error;
+	return NL_STOP;
+}
+
+static int raw_ack_cb(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	*(int *)arg = 0;
+	return NL_STOP;
+}
+
+/* Send @msg (freed); return the kernel's errno (0: ACK). */
+static int raw_run(struct raw_nl *r, struct nl_msg *msg)
+{
+	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	int res = 1;
+
+	nl_cb_err(cb, NL_CB_CUSTOM, raw_err_cb, &res);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, raw_ack_cb, &res);
+	if (nl_send_auto(r->sk, msg) < 0)
+		res = -EIO;
+	while (res == 1)
+		if (nl_recvmsgs(r->sk, cb) < 0 && res == 1)
+			res = -EIO;
+	nlmsg_free(msg);
+	nl_cb_put(cb);
+	return res;
+}
+
+static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd, const char *dev)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, r->family, 0, 0, cmd,
+		    XNIC_GENL_VERSION);
+	if (dev)
+		nla_put_string(msg, XNIC_A_DEV_NAME, dev);
+	return msg;
+}
+
+TEST_F_TIMEOUT(cm, hostile_netlink, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	uint8_t big[XNIC_CM_PRIVATE_MAX + 1] = { 0 };
+	struct xnic_cm_listener *l, *l2;
+	struct raw_nl r = { 0 };
+	struct nl_msg *msg;
+	struct nlattr *nest;
+	struct xnic_cm_req req;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, raw_open(&r));
+
+	/* No CM nest; a nest without NLA_F_NESTED; no device. */
+	msg = raw_msg(&r, XNIC_CMD_CM_LISTEN, d0->name);
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+	msg = raw_msg(&r, XNIC_CMD_CM_LISTEN, d0->name);
+	{
+		/* Built by hand: libnl adds NLA_F_NESTED itself. */
+		struct { struct nlattr a; uint64_t v; } in = {
+			{ sizeof(in), XNIC_CM_A_SERVICE_ID }, SID
+		};
+
+		nla_put(msg, XNIC_A_CM, sizeof(in), &in);
+	}
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+	msg = raw_msg(&r, XNIC_CMD_CM_LISTEN, NULL);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+	/* Unknown device. */
+	msg = raw_msg(&r, XNIC_CMD_CM_LISTEN, "nosuchdev");
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ENODEV, raw_run(&r, msg));
+	/* A service id of the wrong size. */
+	msg = raw_msg(&r, XNIC_CMD_CM_LISTEN, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_SERVICE_ID, 1);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+
+	/* CONNECT: private data too long, QPN over 24 bits, own node. */
+	msg = raw_msg(&r, XNIC_CMD_CM_CONNECT, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_NODE, d1->node_id);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_put_u32(msg, XNIC_CM_A_QPN, 5);
+	nla_put_u32(msg, XNIC_CM_A_PSN, 5);
+	nla_put(msg, XNIC_CM_A_PRIVATE, sizeof(big), big);
+	nla_nest_end(msg, nest);
+	EXPECT_NE(0, raw_run(&r, msg));
+	msg = raw_msg(&r, XNIC_CMD_CM_CONNECT, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_NODE, d1->node_id);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_put_u32(msg, XNIC_CM_A_QPN, 0x1000000);
+	nla_put_u32(msg, XNIC_CM_A_PSN, 5);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ERANGE, raw_run(&r, msg));
+	msg = raw_msg(&r, XNIC_CMD_CM_CONNECT, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_NODE, d0->node_id);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_put_u32(msg, XNIC_CM_A_QPN, 5);
+	nla_put_u32(msg, XNIC_CM_A_PSN, 5);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+	/* Missing QPN. */
+	msg = raw_msg(&r, XNIC_CMD_CM_CONNECT, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_NODE, d1->node_id);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-EINVAL, raw_run(&r, msg));
+
+	/* ACCEPT, REJECT and RTU of ids this socket does not own. */
+	msg = raw_msg(&r, XNIC_CMD_CM_ACCEPT, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_ID, 12345);
+	nla_put_u32(msg, XNIC_CM_A_QPN, 5);
+	nla_put_u32(msg, XNIC_CM_A_PSN, 5);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ENOENT, raw_run(&r, msg));
+	msg = raw_msg(&r, XNIC_CMD_CM_RTU, d0->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_ID, 12345);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ENOENT, raw_run(&r, msg));
+
+	/* EADDRINUSE; another socket cannot unlisten or answer. */
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
+	EXPECT_EQ(-EADDRINUSE, xnic_cm_listen(d1->ctx, SID, &l2));
+	msg = raw_msg(&r, XNIC_CMD_CM_UNLISTEN, d1->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ENOENT, raw_run(&r, msg));
+	/* A request the listener got, answered by a stranger: ENOENT. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct xt_dev me = { 0 };
+		struct qp_pair c = { 0 };
+
+		/* A context of its own: the parent's is not shared. */
+		snprintf(me.name, sizeof(me.name), "%s", d0->name);
+		if (xnic_open(me.name, &me.ctx) ||
+		    xnic_alloc_pd(me.ctx, &me.pd) || qp_new(&me, &c))
+			_exit(1);
+		_exit(xnic_cm_connect(me.ctx, c.qp, d1->node_id, SID, NULL,
+				      0, 5000, NULL) == -ECONNREFUSED ? 0 : 2);
+	}
+	ASSERT_EQ(0, xnic_cm_get_request(l, &req, CM_WAIT_MS));
+	msg = raw_msg(&r, XNIC_CMD_CM_REJECT, d1->name);
+	nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+	nla_put_u32(msg, XNIC_CM_A_ID, req.id);
+	nla_nest_end(msg, nest);
+	EXPECT_EQ(-ENOENT, raw_run(&r, msg));
+	EXPECT_EQ(0, xnic_cm_reject(&req, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	xnic_cm_unlisten(l);
+
+	/* Unprivileged processes may listen (and own what they create). */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(65534) || setuid(65534))
+			_exit(1);
+		if (xnic_cm_listen(d1->ctx, SID + 7, &l))
+			_exit(2);
+		xnic_cm_unlisten(l);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	nl_socket_free(r.sk);
+}
+
+TEST_HARNESS_MAIN
