@@ -67,6 +67,7 @@ tools: lib
 
 coll: lib
 	$(MAKE) -C coll
+	$(MAKE) -C tools xnic-coll-rank
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
