@@ -393,9 +393,6 @@ xnic_wire_check(const struct xnic_wire_info *i, __u32 frame_len,
 		return XNIC_WIRE_BAD_VERSION;
 	if (i->opcode < XNIC_OP_HELLO || i->opcode >= XNIC_OP_MAX)
 		return XNIC_WIRE_BAD_OPCODE;
-	/* 8..10: reserved for the credit and bonding opcodes (not here yet) */
-	if (i->opcode > XNIC_OP_NAK && i->opcode < XNIC_OP_CM)
-		return XNIC_WIRE_BAD_OPCODE;
 	if (i->flags & ~xnic_wire_allowed_flags(i->opcode))
 		return XNIC_WIRE_BAD_FLAGS;
 	if (frame_len < XNIC_WIRE_HDR_LEN ||

@@ -550,12 +550,15 @@ TEST_F_TIMEOUT(wire, random_flood, 180)
 		"rx_unknown_qpn", "rx_bad_qp_state",
 	};
 	uint64_t before = 0, after = 0, v, x = 0x243f6a8885a308d3ULL;
+	uint64_t was[sizeof(drops) / sizeof(drops[0])];
 	unsigned int n_long = 0, n_short = 0, burst, k;
 	long long end;
 	size_t len, j;
 
-	for (k = 0; k < sizeof(drops) / sizeof(drops[0]); k++)
-		before += counter(_metadata, self, drops[k]);
+	for (k = 0; k < sizeof(drops) / sizeof(drops[0]); k++) {
+		was[k] = counter(_metadata, self, drops[k]);
+		before += was[k];
+	}
 	/* Ethernet header from the peer; the rest is random. */
 	memcpy(self->frame, self->env.dev[0].mac, 6);
 	memcpy(self->frame + 6, self->env.dev[1].mac, 6);
@@ -601,6 +604,10 @@ TEST_F_TIMEOUT(wire, random_flood, 180)
 	} while (xt_now_ms() < end);
 	TH_LOG("%u frames of a header or more, %u shorter; drop counters grew by %llu",
 	       n_long, n_short, (unsigned long long)(after - before));
+	for (k = 0; k < sizeof(drops) / sizeof(drops[0]); k++)
+		TH_LOG("  %s +%llu", drops[k],
+		       (unsigned long long)(counter(_metadata, self, drops[k]) -
+					    was[k]));
 	/* Every frame is dropped and counted once, short ones as malformed. */
 	EXPECT_EQ(n_long + n_short, after - before);
 	ASSERT_EQ(-1, xt_check_byte(self->a.p, WI_BUF, CANARY));
