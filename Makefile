@@ -111,9 +111,10 @@ w1:
 	echo "$$out" | grep -E "warning|error" && { echo "W=1: not clean" >&2; exit 1; }; \
 	echo "W=1: clean"
 
+# DEMO_ARGS: options of tools/xnic-demo, e.g. "--vms" or "--nodes 8 --json"
 demo: deps
 	@$(MAKE) -s all
-	@tools/xnic-demo
+	@tools/xnic-demo $(DEMO_ARGS)
 
 # xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
 .PHONY: bench

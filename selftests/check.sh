@@ -48,6 +48,16 @@ if [[ $mode != --unit-only ]]; then
 			2>&1 | tee "$log"
 		add_result "$log" "${PIPESTATUS[0]}"
 	done
+	# The demo with each node in its own VM (on the host: it boots them).
+	echo "=== tools/xnic-demo --vms --nodes 2 --size-mib 1"
+	if tools/xnic-demo --vms --nodes 2 --size-mib 1 >"$log" 2>&1; then
+		pass=$((pass + 1))
+		tail -n 3 "$log"
+	else
+		cat "$log"
+		echo "not ok: tools/xnic-demo --vms"
+		fail=$((fail + 1))
+	fi
 fi
 
 echo "$pass passed, $fail failed, $skip skipped"
