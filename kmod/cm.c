@@ -447,7 +447,9 @@ static void xnic_cm_rx_rej(struct xnic_cm *cm, u16 node,
 	c = xnic_cm_lookup(cm, node, ci);
 	if (!c)
 		return;
-	if (c->state == XNIC_CMS_REQ_SENT || c->state == XNIC_CMS_REP_SENT) {
+	/* REP_RCVD: the passive side gave up before our RTU (too late). */
+	if (c->state == XNIC_CMS_REQ_SENT || c->state == XNIC_CMS_REP_SENT ||
+	    c->state == XNIC_CMS_REP_RCVD) {
 		xnic_cm_report(cm, c, XNIC_CM_EVENT_REJ, ci);
 		xnic_cm_free(cm, c);
 	}
