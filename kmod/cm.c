@@ -11,8 +11,10 @@
  * Passive side: REQ -> REQ_RCVD (event to the listener)
  *                  --ACCEPT--> REP_SENT --RTU--> ESTABLISHED
  *                  --REJECT / listener gone--> REJECTED
+ * This file holds the messages, their receipt, the timers and the device
+ * lifetime; cm_req.c the applications' requests, cm_priv.h the records.
  * Records that are done linger for as long as the peer may resend (its
- * timeout times its resends plus one), so that duplicates are answered
+ * timeout times its resends plus two), so that duplicates are answered
  * the same way (the same REP, RTU or REJ) and never reach the
  * application twice. Passive records are found by (peer node, peer's
  * communication id), active ones by our communication id.
@@ -29,33 +31,10 @@
 #include <linux/xarray.h>
 
 #include "transport_priv.h"
-#include "cm.h"
-#include "cm_wire.h"
+#include "cm_priv.h"
 
 static_assert(sizeof(struct xnic_wire_cm) == XNIC_WIRE_CM_LEN);
 static_assert(XNIC_CM_PRIVATE_MAX == XNIC_CM_PRIVATE_LEN);
-
-enum xnic_cm_counter {
-	XNIC_CM_CNT_REQ_SENT,
-	XNIC_CM_CNT_REQ_RCVD,
-	XNIC_CM_CNT_REP_SENT,
-	XNIC_CM_CNT_REP_RCVD,
-	XNIC_CM_CNT_RTU_SENT,
-	XNIC_CM_CNT_RTU_RCVD,
-	XNIC_CM_CNT_REJ_SENT,
-	XNIC_CM_CNT_REJ_RCVD,
-	XNIC_CM_CNT_DUP_REQ,
-	XNIC_CM_CNT_DUP_REP,
-	XNIC_CM_CNT_RETRANSMITS,
-	XNIC_CM_CNT_TIMEOUTS,
-	XNIC_CM_CNT_ESTABLISHED,
-	XNIC_CM_CNT_MALFORMED,
-	XNIC_CM_CNT_UNKNOWN_ID,
-	XNIC_CM_CNT_EVENT_DROPS,
-	XNIC_CM_CNT_MAX,
-};
-
-static_assert(XNIC_CM_CNT_MAX == XNIC_CM_NR_COUNTERS);
 
 /* Names of enum xnic_cm_counter, in order (Documentation/cm.rst). */
 const char *const xnic_cm_counter_names[XNIC_CM_NR_COUNTERS] = {
@@ -77,136 +56,9 @@ const char *const xnic_cm_counter_names[XNIC_CM_NR_COUNTERS] = {
 	[XNIC_CM_CNT_EVENT_DROPS]	= "cm_event_drops",
 };
 
-/**
- * enum xnic_cm_state - states of a connection record
- * @XNIC_CMS_REQ_SENT: active: REQ sent, waiting for REP or REJ
- * @XNIC_CMS_REP_RCVD: active: REP reported, waiting for the application
- *	to connect its QP and ask for the RTU
- * @XNIC_CMS_ACTIVE_DONE: active: REP reported, RTU sent; lingers to
- *	answer a repeated REP with the RTU again
- * @XNIC_CMS_REQ_RCVD: passive: REQ reported to the listener, waiting for
- *	ACCEPT or REJECT
- * @XNIC_CMS_REP_SENT: passive: REP sent, waiting for the RTU
- * @XNIC_CMS_ESTABLISHED: passive: RTU received; lingers
- * @XNIC_CMS_REJECTED: passive: REJ sent; lingers
- */
-enum xnic_cm_state {
-	XNIC_CMS_REQ_SENT,
-	XNIC_CMS_REP_RCVD,
-	XNIC_CMS_ACTIVE_DONE,
-	XNIC_CMS_REQ_RCVD,
-	XNIC_CMS_REP_SENT,
-	XNIC_CMS_ESTABLISHED,
-	XNIC_CMS_REJECTED,
-};
-
-/**
- * struct xnic_cm_listener - a service id listened on
- * @hnode: entry in xnic_cm.listeners, keyed by @service_id
- * @service_id: the service id
- * @owner: the netlink socket that listens
- */
-struct xnic_cm_listener {
-	struct hlist_node hnode;
-	u64 service_id;
-	struct xnic_cm_owner owner;
-};
-
-/**
- * struct xnic_cm_conn - a connection in progress, or lingering
- * @hnode: passive: entry in xnic_cm.passive, keyed by (@node, @remote_id)
- * @id: our communication id (index in xnic_cm.conns)
- * @remote_id: the peer's communication id (0 until known)
- * @node: the peer's node id
- * @passive: created by a REQ (else by CONNECT)
- * @state: enum xnic_cm_state
- * @retries: resends allowed (active: ours; passive: the REQ's)
- * @retries_left: resends left of the REQ or REP
- * @reason: REJECTED: the reason sent
- * @timeout_ms: resend interval, ms
- * @service_id: the service id
- * @qpn: our QP number (REQ, REP)
- * @psn: our first PSN
- * @deadline: when xnic_cm_work() next looks at the record, jiffies
- * @owner: the socket events go to
- * @private_len: bytes of @private_data
- * @private_data: what our REQ, REP or REJ carries (resent as is)
- */
-struct xnic_cm_conn {
-	struct hlist_node hnode;
-	u32 id;
-	u32 remote_id;
-	u16 node;
-	bool passive;
-	u8 state;
-	u8 retries;
-	u8 retries_left;
-	u8 reason;
-	u32 timeout_ms;
-	u64 service_id;
-	u32 qpn;
-	u32 psn;
-	unsigned long deadline;
-	struct xnic_cm_owner owner;
-	u8 private_len;
-	u8 private_data[XNIC_CM_PRIVATE_MAX];
-};
-
-/**
- * struct xnic_cm - a device's connection manager (xnic_dev.cm)
- * @xdev: the device
- * @node: entry in xnic_cm_all (xnic_cm_mutex)
- * @lock: guards everything below but @cnt
- * @listeners: service id -> struct xnic_cm_listener
- * @passive: (node, remote id) -> passive struct xnic_cm_conn
- * @conns: communication id -> struct xnic_cm_conn
- * @next_id: xa_alloc_cyclic() cursor of @conns (random start, so that a
- *	reloaded module does not reuse the ids a peer still remembers)
- * @nr_conns: entries of @conns
- * @nr_listeners: entries of @listeners
- * @dying: being torn down: @work is not armed any more
- * @armed: @work is due at @next_run
- * @next_run: when @work runs next, jiffies
- * @work: resends and expiries
- * @cnt: counters, enum xnic_cm_counter
- */
-struct xnic_cm {
-	struct xnic_dev *xdev;
-	struct list_head node;
-	spinlock_t lock; /* see above */
-	DECLARE_HASHTABLE(listeners, 6);
-	DECLARE_HASHTABLE(passive, 8);
-	struct xarray conns;
-	u32 next_id;
-	unsigned int nr_conns;
-	unsigned int nr_listeners;
-	bool dying;
-	bool armed;
-	unsigned long next_run;
-	struct delayed_work work;
-	atomic64_t cnt[XNIC_CM_CNT_MAX];
-};
-
 /* Every device's CM, for the netlink socket release notifier. */
 static LIST_HEAD(xnic_cm_all);
 static DEFINE_MUTEX(xnic_cm_mutex);
-
-static void xnic_cm_inc(struct xnic_cm *cm, enum xnic_cm_counter c)
-{
-	atomic64_inc(&cm->cnt[c]);
-}
-
-static bool xnic_cm_owner_eq(const struct xnic_cm_owner *a,
-			     const struct xnic_cm_owner *b)
-{
-	return a->portid && a->portid == b->portid && a->net == b->net;
-}
-
-/* How long a finished record answers duplicates, jiffies. */
-static unsigned long xnic_cm_linger(const struct xnic_cm_conn *c)
-{
-	return msecs_to_jiffies(c->timeout_ms * (c->retries + 2U));
-}
 
 /* Make xnic_cm_work() run by @when at the latest. Context: cm->lock. */
 static void xnic_cm_arm(struct xnic_cm *cm, unsigned long when)
@@ -223,8 +75,16 @@ static void xnic_cm_arm(struct xnic_cm *cm, unsigned long when)
 			 time_after(when, now) ? when - now : 0);
 }
 
-static void xnic_cm_set_deadline(struct xnic_cm *cm, struct xnic_cm_conn *c,
-				 unsigned long delay)
+/**
+ * xnic_cm_set_deadline() - when xnic_cm_work() next looks at a record
+ * @cm: the device's CM
+ * @c: the record
+ * @delay: from now, jiffies
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_set_deadline(struct xnic_cm *cm, struct xnic_cm_conn *c,
+			  unsigned long delay)
 {
 	c->deadline = jiffies + delay;
 	xnic_cm_arm(cm, c->deadline);
@@ -260,8 +120,14 @@ static void xnic_cm_send(struct xnic_cm *cm, u16 node,
 	xnic_tp_xmit(xdev, node, skb);
 }
 
-/* The REQ or REP of @c, as first sent. */
-static void xnic_cm_send_conn(struct xnic_cm *cm, struct xnic_cm_conn *c)
+/**
+ * xnic_cm_send_conn() - send (again) the REQ or REP of a record
+ * @cm: the device's CM
+ * @c: the record: active, its REQ; passive, its REP
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_send_conn(struct xnic_cm *cm, struct xnic_cm_conn *c)
 {
 	struct xnic_cm_info ci = {
 		.type = c->passive ? XNIC_CM_REP : XNIC_CM_REQ,
@@ -281,10 +147,23 @@ static void xnic_cm_send_conn(struct xnic_cm *cm, struct xnic_cm_conn *c)
 	xnic_cm_send(cm, c->node, &ci);
 }
 
-/* A reply carrying no QP: RTU, or REJ with @reason. */
-static void xnic_cm_send_short(struct xnic_cm *cm, u16 node, u8 type,
-			       u8 reason, u32 local_id, u32 remote_id,
-			       u64 service_id, const u8 *priv, u8 priv_len)
+/**
+ * xnic_cm_send_short() - send a message carrying no QP (RTU, REJ)
+ * @cm: the device's CM
+ * @node: destination node
+ * @type: XNIC_CM_RTU or XNIC_CM_REJ
+ * @reason: REJ: enum xnic_cm_reason; RTU: 0
+ * @local_id: our communication id (0: no record)
+ * @remote_id: the destination's communication id
+ * @service_id: the service id
+ * @priv: private data (REJ), may be NULL when @priv_len is 0
+ * @priv_len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_send_short(struct xnic_cm *cm, u16 node, u8 type,
+			u8 reason, u32 local_id, u32 remote_id,
+			u64 service_id, const u8 *priv, u8 priv_len)
 {
 	struct xnic_cm_info ci = {
 		.type = type,
@@ -299,7 +178,14 @@ static void xnic_cm_send_short(struct xnic_cm *cm, u16 node, u8 type,
 	xnic_cm_send(cm, node, &ci);
 }
 
-static void xnic_cm_send_rej(struct xnic_cm *cm, struct xnic_cm_conn *c)
+/**
+ * xnic_cm_send_rej() - send the REJ a record holds (reason, private data)
+ * @cm: the device's CM
+ * @c: the record
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_send_rej(struct xnic_cm *cm, struct xnic_cm_conn *c)
 {
 	xnic_cm_send_short(cm, c->node, XNIC_CM_REJ, c->reason, c->id,
 			   c->remote_id, c->service_id, c->private_data,
@@ -337,7 +223,14 @@ drop:
 	return err;
 }
 
-static void xnic_cm_free(struct xnic_cm *cm, struct xnic_cm_conn *c)
+/**
+ * xnic_cm_free() - forget a record
+ * @cm: the device's CM
+ * @c: the record; freed
+ *
+ * Context: @cm->lock held (or the CM being torn down).
+ */
+void xnic_cm_free(struct xnic_cm *cm, struct xnic_cm_conn *c)
 {
 	xa_erase(&cm->conns, c->id);
 	if (c->passive)
@@ -346,9 +239,16 @@ static void xnic_cm_free(struct xnic_cm *cm, struct xnic_cm_conn *c)
 	kfree(c);
 }
 
-/* A new record with an id; NULL when out of memory or ids. */
-static struct xnic_cm_conn *xnic_cm_alloc(struct xnic_cm *cm,
-					  struct xnic_cm_conn *c)
+/**
+ * xnic_cm_alloc() - give a new record a communication id
+ * @cm: the device's CM
+ * @c: the record, zeroed but for what the caller filled
+ *
+ * Context: @cm->lock held.
+ * Return: @c, or NULL at XNIC_CM_MAX_CONNS records or out of memory.
+ */
+struct xnic_cm_conn *xnic_cm_alloc(struct xnic_cm *cm,
+				   struct xnic_cm_conn *c)
 {
 	int err;
 
@@ -379,8 +279,16 @@ static struct xnic_cm_conn *xnic_cm_find_passive(struct xnic_cm *cm,
 	return NULL;
 }
 
-static struct xnic_cm_listener *xnic_cm_find_listener(struct xnic_cm *cm,
-						      u64 service_id)
+/**
+ * xnic_cm_find_listener() - the listener of a service id
+ * @cm: the device's CM
+ * @service_id: the service id
+ *
+ * Context: @cm->lock held.
+ * Return: the listener or NULL.
+ */
+struct xnic_cm_listener *xnic_cm_find_listener(struct xnic_cm *cm,
+					       u64 service_id)
 {
 	struct xnic_cm_listener *l;
 
@@ -390,9 +298,18 @@ static struct xnic_cm_listener *xnic_cm_find_listener(struct xnic_cm *cm,
 	return NULL;
 }
 
-/* Refuse a request not answered yet; the record lingers as REJECTED. */
-static void xnic_cm_refuse(struct xnic_cm *cm, struct xnic_cm_conn *c,
-			   u8 reason, const u8 *priv, u8 priv_len)
+/**
+ * xnic_cm_refuse() - refuse a request not answered yet
+ * @cm: the device's CM
+ * @c: a passive record in REQ_RCVD; lingers as REJECTED
+ * @reason: enum xnic_cm_reason
+ * @priv: private data for the REJ (may be NULL when @priv_len is 0)
+ * @priv_len: bytes of @priv
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_refuse(struct xnic_cm *cm, struct xnic_cm_conn *c,
+		    u8 reason, const u8 *priv, u8 priv_len)
 {
 	c->state = XNIC_CMS_REJECTED;
 	c->reason = reason;
@@ -530,7 +447,9 @@ static void xnic_cm_rx_rej(struct xnic_cm *cm, u16 node,
 	c = xnic_cm_lookup(cm, node, ci);
 	if (!c)
 		return;
-	if (c->state == XNIC_CMS_REQ_SENT || c->state == XNIC_CMS_REP_SENT) {
+	/* REP_RCVD: the passive side gave up before our RTU (too late). */
+	if (c->state == XNIC_CMS_REQ_SENT || c->state == XNIC_CMS_REP_SENT ||
+	    c->state == XNIC_CMS_REP_RCVD) {
 		xnic_cm_report(cm, c, XNIC_CM_EVENT_REJ, ci);
 		xnic_cm_free(cm, c);
 	}
@@ -646,291 +565,6 @@ static void xnic_cm_work(struct work_struct *work)
 	if (any)
 		xnic_cm_arm(cm, next);
 	spin_unlock_bh(&cm->lock);
-}
-
-/* ------------------------------ requests ------------------------------ */
-
-/**
- * xnic_cm_listen() - listen on a service id
- * @xdev: the device
- * @o: the requesting socket, which owns the listener
- * @service_id: the service id
- *
- * Context: process context, RTNL held (the device stays).
- * Return: 0; -EADDRINUSE when the device has a listener on @service_id;
- * -ENOSPC at XNIC_CM_MAX_LISTENERS; -ENOMEM.
- */
-int xnic_cm_listen(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
-		   u64 service_id)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_listener *l;
-	int err = 0;
-
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l)
-		return -ENOMEM;
-	l->service_id = service_id;
-	l->owner = *o;
-	spin_lock_bh(&cm->lock);
-	if (xnic_cm_find_listener(cm, service_id))
-		err = -EADDRINUSE;
-	else if (cm->nr_listeners >= XNIC_CM_MAX_LISTENERS)
-		err = -ENOSPC;
-	if (!err) {
-		hash_add(cm->listeners, &l->hnode, service_id);
-		cm->nr_listeners++;
-	}
-	spin_unlock_bh(&cm->lock);
-	if (err)
-		kfree(l);
-	return err;
-}
-
-/* Drop a listener: refuse what it left unanswered. Context: cm->lock. */
-static void xnic_cm_drop_listener(struct xnic_cm *cm,
-				  struct xnic_cm_listener *l)
-{
-	struct xnic_cm_conn *c;
-	unsigned long id;
-
-	xa_for_each(&cm->conns, id, c)
-		if (c->passive && c->state == XNIC_CMS_REQ_RCVD &&
-		    c->service_id == l->service_id &&
-		    xnic_cm_owner_eq(&c->owner, &l->owner))
-			xnic_cm_refuse(cm, c, XNIC_CM_REASON_LISTENER_GONE,
-				       NULL, 0);
-	hash_del(&l->hnode);
-	cm->nr_listeners--;
-	kfree(l);
-}
-
-/**
- * xnic_cm_unlisten() - stop listening on a service id
- * @xdev: the device
- * @o: the requesting socket
- * @service_id: the service id
- *
- * Requests reported to the listener and not answered are rejected
- * (reason LISTENER_GONE); later REQs get REJ (NO_LISTENER).
- *
- * Context: process context, RTNL held.
- * Return: 0; -ENOENT when @o does not listen on @service_id.
- */
-int xnic_cm_unlisten(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
-		     u64 service_id)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_listener *l;
-	int err = -ENOENT;
-
-	spin_lock_bh(&cm->lock);
-	l = xnic_cm_find_listener(cm, service_id);
-	if (l && xnic_cm_owner_eq(&l->owner, o)) {
-		xnic_cm_drop_listener(cm, l);
-		err = 0;
-	}
-	spin_unlock_bh(&cm->lock);
-	return err;
-}
-
-/**
- * xnic_cm_connect() - start connecting to a service
- * @xdev: the device
- * @o: the requesting socket: REP, REJ or TIMEOUT is reported to it
- * @a: the request, validated by the caller (lengths, ranges)
- * @id: set to the connection's communication id
- *
- * Sends the REQ and resends it every @a->timeout_ms, @a->retries times,
- * before reporting TIMEOUT.
- *
- * Context: process context, RTNL held.
- * Return: 0; -EINVAL when @a->node is this device's own node id;
- * -ENOBUFS at XNIC_CM_MAX_CONNS records; -ENOMEM.
- */
-int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
-		    const struct xnic_cm_connect_args *a, u32 *id)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_conn *c;
-	int err = 0;
-
-	if (a->node == READ_ONCE(xdev->node_id))
-		return -EINVAL;
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return -ENOMEM;
-	c->state = XNIC_CMS_REQ_SENT;
-	c->node = a->node;
-	c->service_id = a->service_id;
-	c->qpn = a->qpn;
-	c->psn = a->psn;
-	c->timeout_ms = a->timeout_ms;
-	c->retries = a->retries;
-	c->retries_left = a->retries;
-	c->owner = *o;
-	c->private_len = a->private_len;
-	memcpy(c->private_data, a->private_data, a->private_len);
-	spin_lock_bh(&cm->lock);
-	if (!xnic_cm_alloc(cm, c)) {
-		err = -ENOBUFS;
-	} else {
-		*id = c->id;
-		xnic_cm_send_conn(cm, c);
-		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
-	}
-	spin_unlock_bh(&cm->lock);
-	if (err)
-		kfree(c);
-	return err;
-}
-
-/* The passive record @id of @o waiting for an answer. Context: lock. */
-static int xnic_cm_pending(struct xnic_cm *cm, const struct xnic_cm_owner *o,
-			   u32 id, struct xnic_cm_conn **cp)
-{
-	struct xnic_cm_conn *c = xa_load(&cm->conns, id);
-
-	if (!c || !c->passive || !xnic_cm_owner_eq(&c->owner, o))
-		return -ENOENT;
-	if (c->state != XNIC_CMS_REQ_RCVD)
-		return -EINVAL;
-	*cp = c;
-	return 0;
-}
-
-/**
- * xnic_cm_accept() - accept a reported REQ
- * @xdev: the device
- * @o: the requesting socket; must own the request
- * @id: the request's communication id (from the REQ event)
- * @qpn: our QP number, 24 bits (checked by the caller)
- * @psn: our first PSN, 24 bits
- * @priv: private data for the REP
- * @priv_len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
- *
- * Sends the REP, resent (the REQ's interval and count) until the RTU
- * arrives: ESTABLISHED, or TIMEOUT, is reported.
- *
- * Context: process context, RTNL held.
- * Return: 0; -ENOENT: no such request of @o (or it expired); -EINVAL: it
- * was answered already.
- */
-int xnic_cm_accept(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
-		   u32 id, u32 qpn, u32 psn, const u8 *priv, u8 priv_len)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_conn *c;
-	int err;
-
-	spin_lock_bh(&cm->lock);
-	err = xnic_cm_pending(cm, o, id, &c);
-	if (!err) {
-		c->state = XNIC_CMS_REP_SENT;
-		c->qpn = qpn;
-		c->psn = psn;
-		c->private_len = priv_len;
-		memcpy(c->private_data, priv, priv_len);
-		c->retries_left = c->retries;
-		xnic_cm_send_conn(cm, c);
-		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
-	}
-	spin_unlock_bh(&cm->lock);
-	return err;
-}
-
-/**
- * xnic_cm_reject() - refuse a reported REQ
- * @xdev: the device
- * @o: the requesting socket; must own the request
- * @id: the request's communication id
- * @priv: private data for the REJ
- * @priv_len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
- *
- * Context: process context, RTNL held.
- * Return: 0, -ENOENT or -EINVAL as xnic_cm_accept().
- */
-int xnic_cm_reject(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
-		   u32 id, const u8 *priv, u8 priv_len)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_conn *c;
-	int err;
-
-	spin_lock_bh(&cm->lock);
-	err = xnic_cm_pending(cm, o, id, &c);
-	if (!err)
-		xnic_cm_refuse(cm, c, XNIC_CM_REASON_USER, priv, priv_len);
-	spin_unlock_bh(&cm->lock);
-	return err;
-}
-
-/**
- * xnic_cm_rtu() - the application connected its QP after a REP: send RTU
- * @xdev: the device
- * @o: the requesting socket; must own the connection
- * @id: the connection's communication id (from CONNECT)
- *
- * The record then lingers to answer a repeated REP with the RTU again.
- *
- * Context: process context, RTNL held.
- * Return: 0; -ENOENT: no such connection of @o; -EINVAL: no REP was
- * reported for it, or the RTU was sent already.
- */
-int xnic_cm_rtu(struct xnic_dev *xdev, const struct xnic_cm_owner *o, u32 id)
-{
-	struct xnic_cm *cm = xdev->cm;
-	struct xnic_cm_conn *c;
-	int err = 0;
-
-	spin_lock_bh(&cm->lock);
-	c = xa_load(&cm->conns, id);
-	if (!c || c->passive || !xnic_cm_owner_eq(&c->owner, o)) {
-		err = -ENOENT;
-	} else if (c->state != XNIC_CMS_REP_RCVD) {
-		err = -EINVAL;
-	} else {
-		c->state = XNIC_CMS_ACTIVE_DONE;
-		xnic_cm_inc(cm, XNIC_CM_CNT_ESTABLISHED);
-		xnic_cm_send_short(cm, c->node, XNIC_CM_RTU, 0, c->id,
-				   c->remote_id, c->service_id, NULL, 0);
-		xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));
-	}
-	spin_unlock_bh(&cm->lock);
-	return err;
-}
-
-/* Drop what a closed socket owned on one device. Context: cm->lock. */
-static void xnic_cm_release_dev(struct xnic_cm *cm,
-				const struct xnic_cm_owner *o)
-{
-	struct xnic_cm_listener *l;
-	struct hlist_node *tmp;
-	struct xnic_cm_conn *c;
-	unsigned long id;
-	int bkt;
-
-	hash_for_each_safe(cm->listeners, bkt, tmp, l, hnode)
-		if (xnic_cm_owner_eq(&l->owner, o))
-			xnic_cm_drop_listener(cm, l);
-	xa_for_each(&cm->conns, id, c) {
-		if (!xnic_cm_owner_eq(&c->owner, o))
-			continue;
-		if (c->state == XNIC_CMS_REQ_SENT) {
-			xnic_cm_free(cm, c);
-		} else if (c->state == XNIC_CMS_REP_RCVD) {
-			/* Never connected its QP: the peer must not wait. */
-			c->reason = XNIC_CM_REASON_USER;
-			c->private_len = 0;
-			xnic_cm_send_rej(cm, c);
-			xnic_cm_free(cm, c);
-		} else if (c->state == XNIC_CMS_REQ_RCVD) {
-			xnic_cm_refuse(cm, c, XNIC_CM_REASON_LISTENER_GONE,
-				       NULL, 0);
-		} else {
-			c->owner.portid = 0;	/* lingers, reports nothing */
-		}
-	}
 }
 
 /**

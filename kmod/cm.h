@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * xnic connection manager (Documentation/cm.rst): listeners, connections
- * in progress and their REQ/REP/RTU/REJ exchange over the fabric (cm.c),
- * driven by generic netlink requests and reported by unicast events
- * (cm_netlink.c).
+ * in progress and their REQ/REP/RTU/REJ exchange over the fabric (cm.c,
+ * cm_req.c, cm_priv.h), driven by generic netlink requests and reported
+ * by unicast events (cm_netlink.c).
  *
  * Execution model: CM frames arrive in softirq (xnic_tp_rx() hands them to
  * xnic_cm_rx() once the frame passed the transport's checks, the source
@@ -95,7 +95,7 @@ struct xnic_cm_connect_args {
 	const u8 *private_data;
 };
 
-/* cm.c */
+/* cm.c, cm_req.c */
 int xnic_cm_dev_init(struct xnic_dev *xdev);
 void xnic_cm_dev_cleanup(struct xnic_dev *xdev);
 void xnic_cm_rx(struct xnic_dev *xdev, const struct xnic_wire_info *i,

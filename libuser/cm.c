@@ -583,6 +583,9 @@ int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 		err = xnic_connect_qp(qp, node, ev->qpn, psn, ev->psn);
 		if (!err)
 			err = xnic_cm_send_rtu(&s, id);
+		/* Gone: the peer gave up (REJ) before our RTU. */
+		if (err == -ENOENT)
+			err = -ETIMEDOUT;
 		break;
 	case XNIC_CM_EVENT_REJ:
 		r.reject_reason = ev->reason;

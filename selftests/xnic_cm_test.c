@@ -13,7 +13,8 @@
  *  - 64 concurrent connects from 8 threads to one listener: all connected,
  *    distinct QPs, each pair matched both ways;
  *  - a duplicate REQ injected with AF_PACKET is reported once and answered
- *    with the same REP; malformed CM frames are dropped and counted;
+ *    with the same REP; malformed CM frames are dropped and counted; a
+ *    flood of 3000 REQs at a listener that does not read stays bounded;
  *  - hostile netlink requests: missing or oversized attributes, unknown
  *    device, a service id in use (EADDRINUSE), another socket's request
  *    (ENOENT); an unprivileged process may listen.
@@ -464,11 +465,13 @@ TEST_F_TIMEOUT(cm, many_concurrent_connects, 600)
 	struct client *cl = calloc(NTHREADS, sizeof(*cl));
 	pthread_t st, ct[NTHREADS];
 	int i, j, k, matched = 0;
+	long long t0;
 
 	ASSERT_NE(NULL, s);
 	ASSERT_NE(NULL, cl);
 	s->dev = d1;
 	s->n = NCONN;
+	t0 = xt_now_ms();
 	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s->l));
 	ASSERT_EQ(0, pthread_create(&st, NULL, server_main, s));
 	for (i = 0; i < NTHREADS; i++) {
@@ -483,6 +486,8 @@ TEST_F_TIMEOUT(cm, many_concurrent_connects, 600)
 	}
 	pthread_join(st, NULL);
 	ASSERT_EQ(0, s->err) TH_LOG("server: %s", xnic_strerror(s->err));
+	TH_LOG("%d connections (QP creation included) in %lld ms", NCONN,
+	       xt_now_ms() - t0);
 
 	/* Every client QP is paired with a distinct server QP, both ways. */
 	for (i = 0; i < NTHREADS; i++) {
@@ -633,6 +638,74 @@ TEST_F_TIMEOUT(cm, duplicate_req_and_malformed, 120)
 	close(inj.sock);
 	xnic_cm_unlisten(l);
 	qp_free(&p);
+}
+
+/*
+ * A flood of distinct REQs at a listener that never reads: events beyond
+ * its socket buffer are dropped (and counted), records stay bounded, the
+ * unread ones are refused when the listener goes, and the CM still works.
+ */
+TEST_F_TIMEOUT(cm, req_flood, 300)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct xnic_cm_info ci = {
+		.type = XNIC_CM_REQ,
+		.qpn = 0x42,
+		.psn = 0x77,
+		.timeout_ms = XNIC_CM_TIMEOUT_MAX_MS,
+		.retries = XNIC_CM_RETRIES_MAX,
+		.service_id = SID,
+	};
+	uint64_t rcvd, drops, rej, dups, d_rcvd, d_drops, d_rej;
+	struct server s = { .dev = d0, .n = 1 };
+	struct qp_pair c = { 0 };
+	struct injector inj;
+	pthread_t t;
+	unsigned int k, n = 3000;
+
+	ASSERT_EQ(0, injector_open(&inj, &self->env));
+	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
+	rcvd = cm_counter(d0->name, "cm_req_rcvd");
+	drops = cm_counter(d0->name, "cm_event_drops");
+	rej = cm_counter(d0->name, "cm_rej_sent");
+	dups = cm_counter(d0->name, "cm_dup_req");
+	for (k = 0; k < n; k++) {
+		ci.local_id = 0x10000 + k;
+		ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+		if (k % 64 == 63)
+			xt_sleep_ms(2);	/* the veth backlog holds 1000 */
+	}
+	xt_sleep_ms(500);	/* also outlives the counters' cache */
+	d_rcvd = cm_counter(d0->name, "cm_req_rcvd") - rcvd;
+	d_drops = cm_counter(d0->name, "cm_event_drops") - drops;
+	TH_LOG("%u REQs injected: %llu received, %llu events dropped", n,
+	       (unsigned long long)d_rcvd, (unsigned long long)d_drops);
+	EXPECT_LT(0U, d_rcvd);
+	EXPECT_GE(n, d_rcvd);
+	EXPECT_EQ(dups, cm_counter(d0->name, "cm_dup_req"));
+	/* The listener goes: every request reported to it is refused. */
+	xnic_cm_unlisten(s.l);
+	/* hw_counters are cached for a few ms: poll. */
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_rej_sent", rej,
+				    d_rcvd - d_drops));
+	xt_sleep_ms(100);
+	d_rej = cm_counter(d0->name, "cm_rej_sent") - rej;
+	EXPECT_EQ(d_rcvd - d_drops, d_rej);
+	close(inj.sock);
+
+	/* Still working: node 2 connects to a new listener on node 1. */
+	ASSERT_EQ(0, xt_buf_alloc(d0, &s.buf, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d1, &c));
+	EXPECT_EQ(0, xnic_cm_connect(d1->ctx, c.qp, d0->node_id, SID, NULL, 0,
+				     10000, NULL));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, s.err);
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&s.buf);
 }
 
 /* ------------------------- hostile netlink ------------------------- */
