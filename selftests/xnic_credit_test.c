@@ -370,6 +370,8 @@ TEST_F_TIMEOUT(cr, incast, 600)
 	printf("BENCH credit_incast_jain %.3f index\n", jain / 1000.0);
 	printf("BENCH credit_incast_rx_drops %llu frames\n",
 	       (unsigned long long)(cr_cnt(e, 0, "rx_credit_drops") - drops0));
+	/* the test runs in a child that leaves with _exit() */
+	fflush(stdout);
 	EXPECT_LE(950, jain);
 	EXPECT_EQ(drops0, cr_cnt(e, 0, "rx_credit_drops"));
 	EXPECT_EQ(viol0, cr_cnt(e, 0, "rx_credit_violations"));
@@ -493,6 +495,7 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	printf("BENCH credit_c0_lat_8B_loaded %lld us\n", loaded);
 	printf("BENCH credit_c0_lat_8B_ratio %.2f x\n",
 	       (double)loaded / (double)idle);
+	fflush(stdout);
 	EXPECT_LT(0, cr_cnt(e, 1, "tx_class0_bytes"));
 	EXPECT_LT(0, cr_cnt(e, 1, "tx_class1_bytes"));
 }
@@ -520,6 +523,7 @@ TEST_F_TIMEOUT(cr, large_vs_small, 600)
 	}
 	printf("BENCH credit_large_vs_small_jain %.3f index\n",
 	       cr_jain(f, 5) / 1000.0);
+	fflush(stdout);
 	for (k = 1; k <= 4; k++)
 		EXPECT_LE(total / 10, f[k].win_bytes);
 	(void)e;
