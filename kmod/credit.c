@@ -82,6 +82,12 @@ static struct xnic_credit_qp *xnic_cq_of(struct xnic_qp *qp)
 	return &xnic_tp(qp)->cr;
 }
 
+/* The epoch of the active-flow estimate now. */
+static unsigned long xnic_credit_epoch(void)
+{
+	return jiffies / msecs_to_jiffies(XNIC_CREDIT_EPOCH_MS);
+}
+
 /**
  * xnic_credit_dev_init() - set up a device's flow control state
  * @cd: the state, zeroed (part of struct xnic_peers)
@@ -93,7 +99,7 @@ void xnic_credit_dev_init(struct xnic_credit_dev *cd)
 	int k;
 
 	spin_lock_init(&cd->lock);
-	cd->epoch = jiffies / msecs_to_jiffies(XNIC_CREDIT_EPOCH_MS);
+	cd->epoch = xnic_credit_epoch();
 	for (k = 0; k < XNIC_CCNT_MAX; k++)
 		atomic64_set(&cd->cnt[k], 0);
 }
@@ -334,7 +340,7 @@ static u32 xnic_credit_active(struct xnic_dev *xdev, struct xnic_credit_qp *c,
 			      bool touch)
 {
 	struct xnic_credit_dev *cd = xnic_cd(xdev);
-	unsigned long e = jiffies / msecs_to_jiffies(XNIC_CREDIT_EPOCH_MS);
+	unsigned long e = xnic_credit_epoch();
 	u32 n;
 
 	spin_lock(&cd->lock);
@@ -407,7 +413,9 @@ void xnic_credit_rx_data(struct xnic_qp *qp, u32 psn, u32 epsn)
 	struct xnic_credit_qp *c = xnic_cq_of(qp);
 	u32 init = clamp_t(u32, READ_ONCE(credit_init), 1, XNIC_TX_WINDOW);
 
-	xnic_credit_active(qp->xdev, c, true);
+	/* Once per flow and epoch: the device lock is not taken per frame. */
+	if (c->epoch != xnic_credit_epoch())
+		xnic_credit_active(qp->xdev, c, true);
 	if (!c->adv_valid) {
 		/* The requester's initial credit. */
 		c->adv = epsn + init;
