@@ -135,6 +135,7 @@ static bool xnic_bond_set_state(struct xnic_bond_link *bl, u8 new,
 			bl->fail_start_ns = READ_ONCE(bl->last_heard_ns);
 	}
 	bl->reason = why;
+	bl->changed_ns = now;
 	return !bl->dead;
 }
 
@@ -488,6 +489,9 @@ static void xnic_bond_work(struct work_struct *work)
 	fail = bl->fail_pending;
 	bl->fail_pending = false;
 	start = bl->fail_start_ns;
+	if (fail)
+		WRITE_ONCE(bl->detect_us, div_u64(bl->changed_ns - start,
+						  NSEC_PER_USEC));
 	spin_unlock_bh(&bl->lock);
 
 	if (fail) {
@@ -792,6 +796,27 @@ void xnic_bond_link_fini(struct xnic_link *link)
 	kfree_rcu(bl, rcu);
 }
 
+/**
+ * xnic_bond_params_changed() - the heartbeat interval may have changed
+ * @xdev: the device
+ *
+ * Restarts every link's heartbeat timer at the new interval, so that a
+ * shorter one acts at once rather than after the old interval.
+ *
+ * Context: RTNL held (netlink PARAM_SET).
+ */
+void xnic_bond_params_changed(struct xnic_dev *xdev)
+{
+	u32 ms = clamp(READ_ONCE(xdev->params.hb_interval_ms), 1U, 10000U);
+	struct xnic_link *link;
+
+	ASSERT_RTNL();
+	list_for_each_entry(link, &xdev->links, list)
+		if (link->bond)
+			hrtimer_start(&link->bond->timer, ms_to_ktime(ms),
+				      HRTIMER_MODE_REL_SOFT);
+}
+
 /* ------------------------------ readout ------------------------------ */
 
 /**
@@ -879,13 +904,14 @@ int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev)
 
 		if (!bl)
 			continue;
-		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u",
+		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u detect_us %u",
 			   link->ndev->name, link->index,
 			   xnic_bond_state_str(READ_ONCE(bl->state)),
 			   READ_ONCE(bl->cap_w) * READ_ONCE(bl->health_w),
 			   div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC),
 			   div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC),
-			   READ_ONCE(bl->loss_ppm), READ_ONCE(bl->failover_us));
+			   READ_ONCE(bl->loss_ppm), READ_ONCE(bl->failover_us),
+			   READ_ONCE(bl->detect_us));
 		for (k = 0; k < XNIC_BL_NR; k++)
 			seq_printf(s, " %s %llu", xnic_bond_cnt_str[k],
 				   xnic_bl_cnt(bl, k));

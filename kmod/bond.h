@@ -117,6 +117,8 @@ enum xnic_bond_counter {
  * @srtt_ns: smoothed heartbeat round trip, ns (RFC 6298 weights)
  * @rttvar_ns: its variation (jitter), ns
  * @failover_us: duration of the last failover, us
+ * @detect_us: of which detection (to the state change), us
+ * @changed_ns: when the state last changed
  * @cnt: enum xnic_bond_counter
  * @rcu: deferred free (the datapath reads it under RCU)
  */
@@ -152,6 +154,8 @@ struct xnic_bond_link {
 	u64 srtt_ns;
 	u64 rttvar_ns;
 	u32 failover_us;
+	u32 detect_us;
+	u64 changed_ns;
 	atomic64_t cnt[XNIC_BL_NR];
 	struct rcu_head rcu;
 };
@@ -175,5 +179,6 @@ bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node);
 int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link);
 int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev);
 u8 xnic_bond_link_state(struct xnic_link *link);
+void xnic_bond_params_changed(struct xnic_dev *xdev);
 
 #endif /* XNIC_BOND_H */
