@@ -8,6 +8,7 @@
  */
 #include <linux/gcd.h>
 #include <linux/hash.h>
+#include <linux/percpu.h>
 #include <linux/sched/clock.h>
 
 #include "bond.h"
@@ -15,8 +16,10 @@
 #include "verbs.h"
 #include "../uapi/xnic-netlink.h"
 
-/* Spray position, shared by every device (only its spread matters). */
-static atomic_t xnic_bond_rr = ATOMIC_INIT(0);
+/* Spray position, per CPU, shared by every device (only its spread
+ * matters; a per-CPU counter keeps CPUs off each other's cache line).
+ */
+static DEFINE_PER_CPU(u32, xnic_bond_rr);
 
 /* ------------------------------ failover ------------------------------ */
 
@@ -185,9 +188,10 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		if (n == XNIC_MAX_LINKS)
 			break;
 	}
-	if (!n) {
-		*path = fbp;
-		return fb;
+	if (n <= 1) {
+		/* Nothing to spread: the one UP link, or the fallback. */
+		*path = n ? cp[0] : fbp;
+		return n ? cand[0] : fb;
 	}
 	for (k = 0; k < n; k++) {
 		w[k] /= g;
@@ -196,7 +200,7 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 	if (policy == XNIC_BOND_FLOW_HASH)
 		x = xnic_bond_flow(skb) % total;
 	else
-		x = (u32)atomic_inc_return(&xnic_bond_rr) % total;
+		x = this_cpu_inc_return(xnic_bond_rr) % total;
 	for (k = 0; k < n - 1 && x >= w[k]; k++)
 		x -= w[k];
 	*path = cp[k];
