@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - link bonding: heartbeats, RTT probes, the health patrol and the
- * state machine of every member link, path selection for xnic_tp_xmit(),
- * failover, and the peer timeout. bond.h has the execution model;
+ * state machine of every member link, what a state change entails
+ * (failover, announcement, peer timeout), and the bond state's lifetime.
+ * bond_path.c chooses links and fails PSNs over; bond_show.c reads the
+ * state out. bond.h has the execution model;
  * Documentation/design.rst ("Link bonding") the rules.
  *
  * Models: BFD (RFC 5880: periodic control packets, detection after a
@@ -11,20 +13,14 @@
  * active-backup, layer3+4 hash; updelay as hysteresis), InfiniBand APM.
  */
 #include <linux/ethtool.h>
-#include <linux/gcd.h>
-#include <linux/hash.h>
 #include <linux/ktime.h>
 #include <linux/sched/clock.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "bond.h"
 #include "transport_priv.h"
 #include "verbs.h"
 #include "../uapi/xnic-netlink.h"
-
-/* Spray position, shared by every device (only its spread matters). */
-static atomic_t xnic_bond_rr = ATOMIC_INIT(0);
 
 /* Why a link changed state, for the log. */
 enum xnic_bond_reason {
@@ -42,44 +38,6 @@ static const char *const xnic_bond_reason_str[] = {
 	[XNIC_BR_REMOTE]	= "the peer finds the link bad",
 	[XNIC_BR_RECOVERED]	= "healthy for the hold time",
 };
-
-static const char *const xnic_bond_cnt_str[XNIC_BL_NR] = {
-	[XNIC_BL_HB_SENT]	= "hb_sent",
-	[XNIC_BL_HB_RCVD]	= "hb_rcvd",
-	[XNIC_BL_HB_REQ_RCVD]	= "hb_req_rcvd",
-	[XNIC_BL_HB_MISSED]	= "hb_missed",
-	[XNIC_BL_CRC_ERRORS]	= "crc_errors",
-	[XNIC_BL_RX_FRAMES]	= "rx_frames",
-	[XNIC_BL_TX_FRAMES]	= "tx_frames",
-	[XNIC_BL_TX_BYTES]	= "tx_bytes",
-	[XNIC_BL_FAILOVERS]	= "failovers",
-	[XNIC_BL_RESENT]	= "resent",
-	[XNIC_BL_STATE_CHANGES]	= "state_changes",
-};
-
-static const char *xnic_bond_state_str(u8 state)
-{
-	switch (state) {
-	case XNIC_LINK_STATE_UP:
-		return "up";
-	case XNIC_LINK_STATE_DEGRADED:
-		return "degraded";
-	case XNIC_LINK_STATE_DOWN:
-		return "down";
-	default:
-		return "?";
-	}
-}
-
-static u64 xnic_bl_cnt(struct xnic_bond_link *bl, enum xnic_bond_counter c)
-{
-	return atomic64_read(&bl->cnt[c]);
-}
-
-static void xnic_bl_inc(struct xnic_bond_link *bl, enum xnic_bond_counter c)
-{
-	atomic64_inc(&bl->cnt[c]);
-}
 
 /* The member link of @xdev on @ndev. Context: RCU read. */
 static struct xnic_link *xnic_bond_find(struct xnic_dev *xdev,
@@ -135,6 +93,7 @@ static bool xnic_bond_set_state(struct xnic_bond_link *bl, u8 new,
 			bl->fail_start_ns = READ_ONCE(bl->last_heard_ns);
 	}
 	bl->reason = why;
+	bl->changed_ns = now;
 	return !bl->dead;
 }
 
@@ -178,7 +137,9 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 	struct xnic_params *pa = &bl->xdev->params;
 	u64 hold = (u64)READ_ONCE(pa->bond_hold_ms) * NSEC_PER_MSEC;
 	u32 miss = max(READ_ONCE(pa->hb_miss), 1U);
-	u64 rx = xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES);
+	u64 interval = (u64)clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U) *
+		       NSEC_PER_MSEC;
+	u64 rx = xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES), heard;
 
 	if (rx != bl->rx_seen) {
 		bl->rx_seen = rx;
@@ -196,7 +157,15 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 		return xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
 					   XNIC_BR_CARRIER, now);
 	}
-	if (bl->probing && bl->miss_run >= miss) {
+	/*
+	 * hb_miss silent intervals; or, when the ticks run late (a loaded
+	 * or emulated CPU), two silent ticks spanning hb_miss intervals.
+	 */
+	heard = READ_ONCE(bl->last_heard_ns);
+	if (bl->probing &&
+	    (bl->miss_run >= miss ||
+	     (bl->miss_run >= min(miss, 2U) && heard && heard < now &&
+	      now - heard >= miss * interval))) {
 		bl->good_since_ns = 0;
 		return xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
 					   XNIC_BR_HB_MISSED, now);
@@ -419,45 +388,6 @@ void xnic_bond_crc_error(struct xnic_dev *xdev, const struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
-/* ------------------------------ failover ------------------------------ */
-
-/*
- * Tell every QP of @xdev that link @index failed (XNIC_BOND_NO_LINK: no
- * link, just the peer timeout check when @expire). Return the PSNs marked
- * for resending. Context: process context, nothing held.
- */
-static unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index,
-				       bool expire)
-{
-	unsigned long idx = 0;
-	unsigned int n = 0;
-	struct xnic_tp_qp *tp;
-	struct xnic_qp *qp;
-	bool got;
-
-	for (;;) {
-		xa_lock_bh(&xdev->qps);
-		qp = xa_find(&xdev->qps, &idx, ULONG_MAX, XA_PRESENT);
-		got = qp && refcount_inc_not_zero(&qp->ref);
-		xa_unlock_bh(&xdev->qps);
-		if (!qp)
-			break;
-		if (got) {
-			tp = xnic_tp_lock(qp);
-			if (tp) {
-				n += xnic_tx_bond_event(qp, index, expire);
-				xnic_tp_unlock(tp);
-			}
-			xnic_qp_put(qp);
-		}
-		if (idx == ULONG_MAX)
-			break;
-		idx++;
-		cond_resched();
-	}
-	return n;
-}
-
 static int xnic_bond_event_of(u8 state)
 {
 	switch (state) {
@@ -488,6 +418,9 @@ static void xnic_bond_work(struct work_struct *work)
 	fail = bl->fail_pending;
 	bl->fail_pending = false;
 	start = bl->fail_start_ns;
+	if (fail)
+		WRITE_ONCE(bl->detect_us, div_u64(bl->changed_ns - start,
+						  NSEC_PER_USEC));
 	spin_unlock_bh(&bl->lock);
 
 	if (fail) {
@@ -524,162 +457,6 @@ static void xnic_bond_peer_work(struct work_struct *work)
 						 peer_work);
 
 	xnic_bond_kick_qps(bl->xdev, XNIC_BOND_NO_LINK, true);
-}
-
-/**
- * xnic_bond_peer_lost() - whether a peer has been unreachable too long
- * @xdev: the device
- * @node: the peer's node id
- *
- * Context: any; takes the RCU read lock.
- * Return: true when peer_timeout_ms is set, the peer has paths and every
- * one of them is over a member link that has been DOWN for at least
- * peer_timeout_ms.
- */
-bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
-{
-	u64 timeout = (u64)READ_ONCE(xdev->params.peer_timeout_ms) *
-		      NSEC_PER_MSEC;
-	struct xnic_peers *p = READ_ONCE(xdev->peers);
-	u64 latest = 0, now = local_clock();
-	struct xnic_peer *peer;
-	struct xnic_link *link;
-	bool lost = false;
-	int k;
-
-	if (!timeout || !p)
-		return false;
-	rcu_read_lock();
-	peer = xa_load(&p->table, node);
-	for (k = 0; peer && k < XNIC_MAX_LINKS; k++) {
-		struct xnic_bond_link *bl;
-		u64 since;
-
-		if (!peer->path[k].ifindex)
-			continue;
-		list_for_each_entry_rcu(link, &xdev->links, list) {
-			bl = link->bond;
-			if (link->ndev->ifindex != peer->path[k].ifindex || !bl)
-				continue;
-			since = READ_ONCE(bl->down_since_ns);
-			if (READ_ONCE(bl->state) != XNIC_LINK_STATE_DOWN ||
-			    !since)
-				goto out;
-			latest = max(latest, since);
-		}
-	}
-	lost = latest && now > latest && now - latest >= timeout;
-out:
-	rcu_read_unlock();
-	return lost;
-}
-
-/* ------------------------------ path selection ------------------------------ */
-
-/* The flow of a frame: its QP numbers (XOR: both directions alike). */
-static u32 xnic_bond_flow(const struct sk_buff *skb)
-{
-	struct xnic_wire_hdr _h;
-	const struct xnic_wire_hdr *h;
-
-	h = skb_header_pointer(skb, 0, sizeof(_h), &_h);
-	if (!h)
-		return 0;
-	return hash_32(be32_to_cpu(h->src_qpn) ^ be32_to_cpu(h->dst_qpn), 32);
-}
-
-/**
- * xnic_bond_select() - the member link a frame to a peer leaves on
- * @xdev: the device
- * @peer: the peer
- * @skb: the frame, finished (data at the xnic header)
- * @path: set to the index in @peer->path of the link chosen
- *
- * Among the links that reach @peer with carrier and in state UP, by the
- * device's bond_policy: spray (weighted round robin, weight = capacity x
- * health, reduced by their gcd so that equal links alternate frame by
- * frame), active-backup (the first, in the order links were added), or
- * flow-hash (by the frame's QP numbers). With no UP link, a DEGRADED one
- * with carrier, then a DOWN one with carrier: the heartbeat may be wrong,
- * and a frame sent is better than one dropped.
- *
- * Context: RCU read (the caller's: xnic_tp_xmit()).
- * Return: the link, or NULL when no link with carrier reaches @peer.
- */
-struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
-				   const struct xnic_peer *peer,
-				   const struct sk_buff *skb, int *path)
-{
-	u32 policy = READ_ONCE(xdev->params.bond_policy);
-	struct xnic_link *cand[XNIC_MAX_LINKS], *link, *fb = NULL;
-	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
-	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
-	u8 fbs = 0;
-
-	list_for_each_entry_rcu(link, &xdev->links, list) {
-		struct xnic_bond_link *bl = link->bond;
-		u8 state;
-
-		for (k = 0; k < XNIC_MAX_LINKS; k++)
-			if (peer->path[k].ifindex == link->ndev->ifindex)
-				break;
-		if (k == XNIC_MAX_LINKS || !bl || READ_ONCE(bl->dead) ||
-		    !xnic_link_is_up(link))
-			continue;
-		state = READ_ONCE(bl->state);
-		if (state != XNIC_LINK_STATE_UP) {
-			if (!fb || (fbs == XNIC_LINK_STATE_DOWN &&
-				    state == XNIC_LINK_STATE_DEGRADED)) {
-				fb = link;
-				fbp = k;
-				fbs = state;
-			}
-			continue;
-		}
-		if (policy == XNIC_BOND_ACTIVE_BACKUP) {
-			*path = k;
-			return link;
-		}
-		cand[n] = link;
-		cp[n] = k;
-		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
-		       max(READ_ONCE(bl->health_w), 1U);
-		g = gcd(g, w[n]);
-		n++;
-		if (n == XNIC_MAX_LINKS)
-			break;
-	}
-	if (!n) {
-		*path = fbp;
-		return fb;
-	}
-	for (k = 0; k < n; k++) {
-		w[k] /= g;
-		total += w[k];
-	}
-	if (policy == XNIC_BOND_FLOW_HASH)
-		x = xnic_bond_flow(skb) % total;
-	else
-		x = (u32)atomic_inc_return(&xnic_bond_rr) % total;
-	for (k = 0; k < n - 1 && x >= w[k]; k++)
-		x -= w[k];
-	*path = cp[k];
-	return cand[k];
-}
-
-/**
- * xnic_bond_tx_done() - count a transport frame sent on a member link
- * @link: the link xnic_bond_select() chose
- * @len: the frame's bytes
- *
- * Context: RCU read.
- */
-void xnic_bond_tx_done(struct xnic_link *link, unsigned int len)
-{
-	struct xnic_bond_link *bl = link->bond;
-
-	xnic_bl_inc(bl, XNIC_BL_TX_FRAMES);
-	atomic64_add(len, &bl->cnt[XNIC_BL_TX_BYTES]);
 }
 
 /* ------------------------------ lifetime ------------------------------ */
@@ -792,105 +569,24 @@ void xnic_bond_link_fini(struct xnic_link *link)
 	kfree_rcu(bl, rcu);
 }
 
-/* ------------------------------ readout ------------------------------ */
-
 /**
- * xnic_bond_link_state() - a member link's bond state
- * @link: the link
- *
- * Return: enum xnic_link_state (XNIC_LINK_STATE_UNSPEC without bond state).
- */
-u8 xnic_bond_link_state(struct xnic_link *link)
-{
-	return link->bond ? READ_ONCE(link->bond->state) :
-			    XNIC_LINK_STATE_UNSPEC;
-}
-
-/**
- * xnic_bond_nl_put() - put a member link's bond state and health into a
- *	netlink message (inside its XNIC_A_LINK nest)
- * @skb: the message
- * @link: the link
- *
- * Context: RTNL held, or the link is otherwise kept attached.
- * Return: 0 or -EMSGSIZE.
- */
-int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link)
-{
-	static const struct {
-		u16 attr;
-		u8 cnt;
-	} c64[] = {
-		{ XNIC_LINK_A_HB_SENT, XNIC_BL_HB_SENT },
-		{ XNIC_LINK_A_HB_RCVD, XNIC_BL_HB_RCVD },
-		{ XNIC_LINK_A_HB_MISSED, XNIC_BL_HB_MISSED },
-		{ XNIC_LINK_A_CRC_ERRORS, XNIC_BL_CRC_ERRORS },
-		{ XNIC_LINK_A_FAILOVERS, XNIC_BL_FAILOVERS },
-		{ XNIC_LINK_A_TX_FRAMES, XNIC_BL_TX_FRAMES },
-		{ XNIC_LINK_A_TX_BYTES, XNIC_BL_TX_BYTES },
-		{ XNIC_LINK_A_RX_FRAMES, XNIC_BL_RX_FRAMES },
-		{ XNIC_LINK_A_STATE_CHANGES, XNIC_BL_STATE_CHANGES },
-		{ XNIC_LINK_A_RESENT, XNIC_BL_RESENT },
-	};
-	struct xnic_bond_link *bl = link->bond;
-	unsigned int k;
-
-	if (!bl)
-		return 0;
-	if (nla_put_u8(skb, XNIC_LINK_A_STATE, READ_ONCE(bl->state)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_RTT_US,
-			div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_JITTER_US,
-			div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_FAILOVER_US,
-			READ_ONCE(bl->failover_us)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_LOSS_PPM, READ_ONCE(bl->loss_ppm)))
-		return -EMSGSIZE;
-	for (k = 0; k < ARRAY_SIZE(c64); k++)
-		if (nla_put_u64_64bit(skb, c64[k].attr,
-				      xnic_bl_cnt(bl, c64[k].cnt),
-				      XNIC_LINK_A_PAD))
-			return -EMSGSIZE;
-	return 0;
-}
-
-/**
- * xnic_bond_links_show() - the bond state of a device's links, for debugfs
- * @s: the seq_file
+ * xnic_bond_params_changed() - the heartbeat interval may have changed
  * @xdev: the device
  *
- * Context: process context; takes the RCU read lock.
- * Return: 0.
+ * Restarts every link's heartbeat timer at the new interval, so that a
+ * shorter one acts at once rather than after the old interval.
+ *
+ * Context: RTNL held (netlink PARAM_SET).
  */
-int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev)
+void xnic_bond_params_changed(struct xnic_dev *xdev)
 {
+	u32 ms = clamp(READ_ONCE(xdev->params.hb_interval_ms), 1U, 10000U);
 	struct xnic_link *link;
 
-	seq_printf(s, "policy %u hb_interval_ms %u hb_miss %u hold_ms %u peer_timeout_ms %u\n",
-		   READ_ONCE(xdev->params.bond_policy),
-		   READ_ONCE(xdev->params.hb_interval_ms),
-		   READ_ONCE(xdev->params.hb_miss),
-		   READ_ONCE(xdev->params.bond_hold_ms),
-		   READ_ONCE(xdev->params.peer_timeout_ms));
-	rcu_read_lock();
-	list_for_each_entry_rcu(link, &xdev->links, list) {
-		struct xnic_bond_link *bl = link->bond;
-		int k;
-
-		if (!bl)
-			continue;
-		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u",
-			   link->ndev->name, link->index,
-			   xnic_bond_state_str(READ_ONCE(bl->state)),
-			   READ_ONCE(bl->cap_w) * READ_ONCE(bl->health_w),
-			   div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC),
-			   div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC),
-			   READ_ONCE(bl->loss_ppm), READ_ONCE(bl->failover_us));
-		for (k = 0; k < XNIC_BL_NR; k++)
-			seq_printf(s, " %s %llu", xnic_bond_cnt_str[k],
-				   xnic_bl_cnt(bl, k));
-		seq_putc(s, '\n');
-	}
-	rcu_read_unlock();
-	return 0;
+	ASSERT_RTNL();
+	list_for_each_entry(link, &xdev->links, list)
+		if (link->bond)
+			hrtimer_start(&link->bond->timer, ms_to_ktime(ms),
+				      HRTIMER_MODE_REL_SOFT);
 }
+

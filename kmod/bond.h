@@ -117,6 +117,8 @@ enum xnic_bond_counter {
  * @srtt_ns: smoothed heartbeat round trip, ns (RFC 6298 weights)
  * @rttvar_ns: its variation (jitter), ns
  * @failover_us: duration of the last failover, us
+ * @detect_us: of which detection (to the state change), us
+ * @changed_ns: when the state last changed
  * @cnt: enum xnic_bond_counter
  * @rcu: deferred free (the datapath reads it under RCU)
  */
@@ -152,6 +154,8 @@ struct xnic_bond_link {
 	u64 srtt_ns;
 	u64 rttvar_ns;
 	u32 failover_us;
+	u32 detect_us;
+	u64 changed_ns;
 	atomic64_t cnt[XNIC_BL_NR];
 	struct rcu_head rcu;
 };
@@ -160,6 +164,20 @@ struct xnic_peer;
 struct xnic_wire_info;
 struct seq_file;
 
+static inline u64 xnic_bl_cnt(struct xnic_bond_link *bl,
+			      enum xnic_bond_counter c)
+{
+	return atomic64_read(&bl->cnt[c]);
+}
+
+static inline void xnic_bl_inc(struct xnic_bond_link *bl,
+			       enum xnic_bond_counter c)
+{
+	atomic64_inc(&bl->cnt[c]);
+}
+
+/* bond.c: heartbeat, health patrol, state machine, lifetime */
+
 int xnic_bond_link_init(struct xnic_link *link);
 void xnic_bond_link_fini(struct xnic_link *link);
 void xnic_bond_link_changed(struct xnic_link *link);
@@ -167,13 +185,19 @@ void xnic_bond_rx(struct xnic_link *link);
 void xnic_bond_crc_error(struct xnic_dev *xdev, const struct sk_buff *skb);
 void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		     const struct xnic_wire_info *i);
+void xnic_bond_params_changed(struct xnic_dev *xdev);
+/* bond_path.c: path selection, failover, peer timeout */
 struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer,
 				   const struct sk_buff *skb, int *path);
 void xnic_bond_tx_done(struct xnic_link *link, unsigned int len);
 bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node);
+unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index,
+				bool expire);
+/* bond_show.c: netlink and debugfs readout */
 int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link);
 int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev);
 u8 xnic_bond_link_state(struct xnic_link *link);
+const char *xnic_bond_state_str(u8 state);
 
 #endif /* XNIC_BOND_H */

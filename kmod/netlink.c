@@ -672,6 +672,8 @@ static int xnic_nl_param_set_doit(struct sk_buff *skb, struct genl_info *info)
 	xnic_nl_set_u32(&pa->bond_policy, tb[XNIC_PARAM_A_BOND_POLICY]);
 	xnic_nl_set_u32(&pa->peer_timeout_ms, tb[XNIC_PARAM_A_PEER_TIMEOUT_MS]);
 	xnic_nl_set_u32(&pa->bond_hold_ms, tb[XNIC_PARAM_A_BOND_HOLD_MS]);
+	if (tb[XNIC_PARAM_A_HB_INTERVAL_MS])
+		xnic_bond_params_changed(xdev);
 out:
 	rtnl_unlock();
 	return err;

@@ -291,14 +291,14 @@ check "peer JSON carries the plain values" test \
 
 check "xnictl get $DA" xrun 0 "" "$X" get "$DA"
 check "get: defaults" test "$(tr '\n' ' ' <"$tmp/out")" = \
-	"node_id: 1 idle_us: 20 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 "
+	"node_id: 1 idle_us: 20 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 "
 check "xnictl set $DA (every key but node_id)" xrun 0 "" "$X" set "$DA" \
 	idle_us 500 hb_interval_ms 20 hb_miss 4 credit_window 128 \
 	class0_weight 8 class1_weight 2
 check "xnictl get $DA shows the new values" xrun 0 "" "$X" get "$DA"
 cp "$tmp/out" "$tmp/get"
 check "get: new values" test "$(tr '\n' ' ' <"$tmp/get")" = \
-	"node_id: 1 idle_us: 500 hb_interval_ms: 20 hb_miss: 4 credit_window: 128 class0_weight: 8 class1_weight: 2 "
+	"node_id: 1 idle_us: 500 hb_interval_ms: 20 hb_miss: 4 credit_window: 128 class0_weight: 8 class1_weight: 2 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 "
 check "xnictl -j get $DA carries the plain values" bash -c \
 	"$X -j get $DA > $tmp/get.json && python3 -m json.tool $tmp/get.json >/dev/null"
 check "get JSON = get plain" test \

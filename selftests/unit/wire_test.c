@@ -93,6 +93,27 @@ TEST(payload_structs)
 	EXPECT_EQ(40, sizeof(struct xnic_wire_ack));
 }
 
+TEST(check_heartbeat)
+{
+	struct xnic_wire_info i = data_frame(), j;
+
+	EXPECT_EQ(16, sizeof(struct xnic_wire_heartbeat));
+	i.opcode = XNIC_OP_HEARTBEAT;
+	i.flags = 0;
+	i.msg_len = i.offset = 0;
+	i.payload_len = sizeof(struct xnic_wire_heartbeat);
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&i, FLEN(i), 1));
+	j = i; j.flags = XNIC_WF_REPLY;
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&j, FLEN(j), 1));
+	j = i; j.flags = XNIC_WF_ACKREQ;
+	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS, xnic_wire_check(&j, FLEN(j), 1));
+	j = i; j.payload_len = 15;
+	EXPECT_EQ(XNIC_WIRE_BAD_LEN, xnic_wire_check(&j, FLEN(j), 1));
+	/* unicast only: the broadcast node id is for HELLOs */
+	j = i; j.dst_node = XNIC_NODE_BROADCAST;
+	EXPECT_EQ(XNIC_WIRE_NOT_FOR_US, xnic_wire_check(&j, FLEN(j), 1));
+}
+
 TEST(check_header)
 {
 	struct xnic_wire_info i = data_frame(), j;

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xnic - link bonding, the datapath side: which member link a frame to a
+ * peer leaves on (xnic_bond_select(), by the device's bond_policy), the
+ * failover of a link's unacknowledged PSNs to the others, and whether a
+ * peer has been unreachable for peer_timeout_ms. bond.h has the execution
+ * model; Documentation/design.rst ("Link bonding") the rules.
+ */
+#include <linux/gcd.h>
+#include <linux/hash.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+
+#include "bond.h"
+#include "transport_priv.h"
+#include "verbs.h"
+#include "../uapi/xnic-netlink.h"
+
+/* Spray position, per CPU, shared by every device (only its spread
+ * matters; a per-CPU counter keeps CPUs off each other's cache line).
+ */
+static DEFINE_PER_CPU(u32, xnic_bond_rr);
+
+/* ------------------------------ failover ------------------------------ */
+
+/**
+ * xnic_bond_kick_qps() - tell every QP of a device that a link failed
+ * @xdev: the device
+ * @index: xnic_link.index of the link whose unacknowledged PSNs are to be
+ *	resent at once, or XNIC_BOND_NO_LINK for none
+ * @expire: expire the retransmission deadline of QPs whose peer has been
+ *	unreachable for peer_timeout_ms (xnic_tx_bond_event())
+ *
+ * Context: process context, nothing held; takes each QP's tp lock.
+ * Return: the number of PSNs marked for resending.
+ */
+unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire)
+{
+	unsigned long idx = 0;
+	unsigned int n = 0;
+	struct xnic_tp_qp *tp;
+	struct xnic_qp *qp;
+	bool got;
+
+	for (;;) {
+		xa_lock_bh(&xdev->qps);
+		qp = xa_find(&xdev->qps, &idx, ULONG_MAX, XA_PRESENT);
+		got = qp && refcount_inc_not_zero(&qp->ref);
+		xa_unlock_bh(&xdev->qps);
+		if (!qp)
+			break;
+		if (got) {
+			tp = xnic_tp_lock(qp);
+			if (tp) {
+				n += xnic_tx_bond_event(qp, index, expire);
+				xnic_tp_unlock(tp);
+			}
+			xnic_qp_put(qp);
+		}
+		if (idx == ULONG_MAX)
+			break;
+		idx++;
+		cond_resched();
+	}
+	return n;
+}
+
+/**
+ * xnic_bond_peer_lost() - whether a peer has been unreachable too long
+ * @xdev: the device
+ * @node: the peer's node id
+ *
+ * Context: any; takes the RCU read lock.
+ * Return: true when peer_timeout_ms is set, the peer has paths and every
+ * one of them is over a member link that has been DOWN for at least
+ * peer_timeout_ms.
+ */
+bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
+{
+	u64 timeout = (u64)READ_ONCE(xdev->params.peer_timeout_ms) *
+		      NSEC_PER_MSEC;
+	struct xnic_peers *p = READ_ONCE(xdev->peers);
+	u64 latest = 0, now = local_clock();
+	struct xnic_peer *peer;
+	struct xnic_link *link;
+	bool lost = false;
+	int k;
+
+	if (!timeout || !p)
+		return false;
+	rcu_read_lock();
+	peer = xa_load(&p->table, node);
+	for (k = 0; peer && k < XNIC_MAX_LINKS; k++) {
+		struct xnic_bond_link *bl;
+		u64 since;
+
+		if (!peer->path[k].ifindex)
+			continue;
+		list_for_each_entry_rcu(link, &xdev->links, list) {
+			bl = link->bond;
+			if (link->ndev->ifindex != peer->path[k].ifindex || !bl)
+				continue;
+			since = READ_ONCE(bl->down_since_ns);
+			if (READ_ONCE(bl->state) != XNIC_LINK_STATE_DOWN ||
+			    !since)
+				goto out;
+			latest = max(latest, since);
+		}
+	}
+	lost = latest && now > latest && now - latest >= timeout;
+out:
+	rcu_read_unlock();
+	return lost;
+}
+
+/* ------------------------------ path selection ------------------------------ */
+
+/* The flow of a frame: its QP numbers (XOR: both directions alike). */
+static u32 xnic_bond_flow(const struct sk_buff *skb)
+{
+	struct xnic_wire_hdr _h;
+	const struct xnic_wire_hdr *h;
+
+	h = skb_header_pointer(skb, 0, sizeof(_h), &_h);
+	if (!h)
+		return 0;
+	return hash_32(be32_to_cpu(h->src_qpn) ^ be32_to_cpu(h->dst_qpn), 32);
+}
+
+/**
+ * xnic_bond_select() - the member link a frame to a peer leaves on
+ * @xdev: the device
+ * @peer: the peer
+ * @skb: the frame, finished (data at the xnic header)
+ * @path: set to the index in @peer->path of the link chosen
+ *
+ * Among the links that reach @peer with carrier and in state UP, by the
+ * device's bond_policy: spray (weighted round robin, weight = capacity x
+ * health, reduced by their gcd so that equal links alternate frame by
+ * frame), active-backup (the first, in the order links were added), or
+ * flow-hash (by the frame's QP numbers). With no UP link, a DEGRADED one
+ * with carrier, then a DOWN one with carrier: the heartbeat may be wrong,
+ * and a frame sent is better than one dropped.
+ *
+ * Context: RCU read (the caller's: xnic_tp_xmit()).
+ * Return: the link, or NULL when no link with carrier reaches @peer.
+ */
+struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
+				   const struct xnic_peer *peer,
+				   const struct sk_buff *skb, int *path)
+{
+	u32 policy = READ_ONCE(xdev->params.bond_policy);
+	struct xnic_link *cand[XNIC_MAX_LINKS], *link, *fb = NULL;
+	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
+	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
+	u8 fbs = 0;
+
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		struct xnic_bond_link *bl = link->bond;
+		u8 state;
+
+		for (k = 0; k < XNIC_MAX_LINKS; k++)
+			if (peer->path[k].ifindex == link->ndev->ifindex)
+				break;
+		if (k == XNIC_MAX_LINKS || !bl || READ_ONCE(bl->dead) ||
+		    !xnic_link_is_up(link))
+			continue;
+		state = READ_ONCE(bl->state);
+		if (state != XNIC_LINK_STATE_UP) {
+			if (!fb || (fbs == XNIC_LINK_STATE_DOWN &&
+				    state == XNIC_LINK_STATE_DEGRADED)) {
+				fb = link;
+				fbp = k;
+				fbs = state;
+			}
+			continue;
+		}
+		if (policy == XNIC_BOND_ACTIVE_BACKUP) {
+			*path = k;
+			return link;
+		}
+		cand[n] = link;
+		cp[n] = k;
+		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
+		       max(READ_ONCE(bl->health_w), 1U);
+		g = gcd(g, w[n]);
+		n++;
+		if (n == XNIC_MAX_LINKS)
+			break;
+	}
+	if (n <= 1) {
+		/* Nothing to spread: the one UP link, or the fallback. */
+		*path = n ? cp[0] : fbp;
+		return n ? cand[0] : fb;
+	}
+	for (k = 0; k < n; k++) {
+		w[k] /= g;
+		total += w[k];
+	}
+	if (policy == XNIC_BOND_FLOW_HASH)
+		x = xnic_bond_flow(skb) % total;
+	else
+		x = this_cpu_inc_return(xnic_bond_rr) % total;
+	for (k = 0; k < n - 1 && x >= w[k]; k++)
+		x -= w[k];
+	*path = cp[k];
+	return cand[k];
+}
+
+/**
+ * xnic_bond_tx_done() - count a transport frame sent on a member link
+ * @link: the link xnic_bond_select() chose
+ * @len: the frame's bytes
+ *
+ * Context: RCU read.
+ */
+void xnic_bond_tx_done(struct xnic_link *link, unsigned int len)
+{
+	struct xnic_bond_link *bl = link->bond;
+
+	xnic_bl_inc(bl, XNIC_BL_TX_FRAMES);
+	atomic64_add(len, &bl->cnt[XNIC_BL_TX_BYTES]);
+}
