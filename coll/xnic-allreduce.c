@@ -3,7 +3,8 @@
  * xnic-allreduce - run and check xnic_allreduce() on N ranks of one host.
  *
  * Forks N ranks; rank i opens device PREFIX<i> (or the i-th of --devices),
- * joins a communicator over the TCP bootstrap, fills its input from the
+ * joins a communicator over the TCP bootstrap (or, with --bootstrap cm,
+ * over the fabric's connection manager), fills its input from the
  * seed, runs the all-reduce, and checks every element of its result
  * against a reference it computes on its own, in double, from the seeds
  * of all ranks: exactly for small-integer inputs, else within a bound
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xnic.h"
 #include "xnic_coll.h"
 
 #define MAX_ITERS	1000
@@ -43,6 +45,9 @@ struct opts {
 	const char *prefix;
 	char *devices;
 	unsigned int port;
+	bool cm;
+	uint64_t service;
+	uint32_t node_ids[XNIC_COLL_MAX_RANKS];
 	size_t chunk;
 	unsigned int slots;
 	int iters;
@@ -79,7 +84,10 @@ static void usage(FILE *f)
 "  --seed S              input seed (default 1)\n"
 "  --device-prefix P     rank i uses device P<i> (default xnic)\n"
 "  --devices A,B,...     explicit device of each rank\n"
+"  --bootstrap tcp|cm    how the ranks meet: TCP on 127.0.0.1 or the\n"
+"                        fabric's connection manager (default tcp)\n"
 "  --port P              bootstrap TCP port on 127.0.0.1 (default from pid)\n"
+"  --service S           CM bootstrap service id (default from pid)\n"
 "  --chunk BYTES         pipeline chunk (default 1Mi)\n"
 "  --slots N             chunks in flight per channel (default 2)\n"
 "  --iters N             timed all-reduces (default 1)\n"
@@ -154,6 +162,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "spin-us", required_argument, NULL, 'u' },
 		{ "max-inflight", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "bootstrap", required_argument, NULL, 'B' },
+		{ "service", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -232,6 +242,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
+		case 'B':
+			if (strcmp(optarg, "tcp") && strcmp(optarg, "cm"))
+				die("--bootstrap must be tcp or cm, not '%s'", optarg);
+			o->cm = !strcmp(optarg, "cm");
+			break;
+		case 'V':
+			o->service = parse_size(optarg, "--service");
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -252,6 +270,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		o->port = 20000 + (unsigned int)getpid() % 20000;
 	if (o->port > 65535)
 		die("--port must be 1..65535");
+	if (!o->service)
+		o->service = 0x58434f4c4c000000ULL | (uint64_t)getpid();
 }
 
 /* ------------------------------ inputs ------------------------------ */
@@ -477,6 +497,24 @@ static int bcast_check(struct xnic_comm *comm, const struct opts *o,
 	return 0;
 }
 
+/* The CM bootstrap needs every rank's node id: ask each device. */
+static void lookup_nodes(struct opts *o)
+{
+	struct xnic_ctx *ctx;
+	char dev[64];
+	int r, err;
+
+	for (r = 0; r < o->nodes; r++) {
+		if (!device_of(o, r, dev, sizeof(dev)))
+			die("--devices names too few devices");
+		err = xnic_open(dev, &ctx);
+		if (err)
+			die("opening %s: %s", dev, xnic_strerror(err));
+		o->node_ids[r] = xnic_ctx_info(ctx)->node_id;
+		xnic_close(ctx);
+	}
+}
+
 static int run_rank(const struct opts *o, int rank,
 		    const struct reference *ref, struct rank_result *res)
 {
@@ -501,8 +539,13 @@ static int run_rank(const struct opts *o, int rank,
 	cfg.device = device_of(o, rank, dev, sizeof(dev));
 	if (!cfg.device)
 		return fail(res, "--devices names too few devices", -EINVAL, NULL);
-	err = xnic_bootstrap_tcp(rank, o->nodes, "127.0.0.1",
-				 (uint16_t)o->port, o->timeout_s * 1000, &bs);
+	if (o->cm)
+		err = xnic_bootstrap_cm(rank, o->nodes, cfg.device, o->node_ids,
+					o->service, o->timeout_s * 1000, &bs);
+	else
+		err = xnic_bootstrap_tcp(rank, o->nodes, "127.0.0.1",
+					 (uint16_t)o->port, o->timeout_s * 1000,
+					 &bs);
 	if (err)
 		return fail(res, "bootstrap", err, NULL);
 	cfg.bootstrap = bs;
@@ -603,6 +646,8 @@ int main(int argc, char **argv)
 		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ref.want == MAP_FAILED || ref.tol == MAP_FAILED)
 		die("no memory for the reference of %zu elements", o.count);
+	if (o.cm)
+		lookup_nodes(&o);
 	fflush(NULL);
 	for (r = 0; r < o.nodes; r++) {
 		pids[r] = fork();

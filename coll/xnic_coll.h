@@ -8,8 +8,8 @@
  * (its own node id on the fabric). xnic_comm_init() creates one RC QP per
  * peer and one registered scratch region; the ranks swap QP numbers, PSNs,
  * node ids and buffer addresses through a bootstrap (struct
- * xnic_bootstrap): a TCP one ships here, the fabric connection manager
- * plugs in the same way.
+ * xnic_bootstrap): over TCP (xnic_bootstrap_tcp()) or over the fabric
+ * with the connection manager (xnic_bootstrap_cm()), which needs no IP.
  *
  * Collectives are called by every rank of the communicator, in the same
  * order, with the same arguments (count, dtype, op, root); buffers are
@@ -116,6 +116,35 @@ struct xnic_bootstrap {
 int xnic_bootstrap_tcp(int rank, int nranks, const char *addr,
 		       uint16_t port, int timeout_ms,
 		       struct xnic_bootstrap **bsp);
+
+/**
+ * xnic_bootstrap_cm() - a bootstrap over the xnic fabric (no TCP, no IP)
+ * @rank: this rank (0..@nranks-1)
+ * @nranks: number of ranks
+ * @device: this rank's xnic device, e.g. "xnic0" (the bootstrap opens a
+ *	context of its own on it)
+ * @nodes: @nranks node ids, rank r's device at @nodes[r]; the same list
+ *	on every rank
+ * @service: CM service id rank 0 listens on (any value the ranks agree
+ *	on; one communicator at a time per service id and node)
+ * @timeout_ms: how long to wait for every rank to connect (<= 0: the
+ *	default of 30 s)
+ * @bsp: the new bootstrap on success
+ *
+ * Rank 0 listens on @service with the connection manager
+ * (Documentation/cm.rst) and accepts one RC QP from every other rank,
+ * checking its rank and node; the others connect to (@nodes[0],
+ * @service), retrying while rank 0 does not listen yet. All-gathers then
+ * go through rank 0 as SEND/RECV on those QPs (at most 64 MiB in all).
+ * Return: 0; -EINVAL for bad arguments or when @device is not
+ * @nodes[@rank]; -ETIMEDOUT when rank 0 never accepted, or not every
+ * rank connected in time; -ECONNREFUSED when rank 0 refused us (another
+ * rank, node or number of ranks); -EPROTO; -errno of the device or the
+ * connection manager.
+ */
+int xnic_bootstrap_cm(int rank, int nranks, const char *device,
+		      const uint32_t *nodes, uint64_t service, int timeout_ms,
+		      struct xnic_bootstrap **bsp);
 
 /**
  * xnic_bootstrap_close() - close a bootstrap

@@ -5,7 +5,10 @@
 # on 2, 3 and 4 nodes (one xnic device each), float32 and bfloat16, counts
 # 1, 3 (below the node count at 4), 1000003 and 16 Mi elements, in and out
 # of place, every result checked element by element by every rank; plus a
-# broadcast and a barrier. Runs as root in the test VM.
+# broadcast and a barrier; the same over the fabric's connection manager
+# bootstrap (--bootstrap cm: no TCP), with the CM's counters checked, and
+# ranks whose peer never comes (a clear timeout, no hang). Runs as root
+# in the test VM.
 #
 # The fabric (XNIC_COLL_TOPO):
 #  mesh    a veth pair for every pair of devices: device i's first member
@@ -164,6 +167,71 @@ for n in $NODES; do
 	# broadcast (from the last rank) and barriers around a small all-reduce
 	run --nodes "$n" --count 1000 --bcast 3000001 --iters 3
 done
+
+# The CM bootstrap: the same all-reduce with no TCP at all. Rank 0's
+# device must count one established connection per other rank (more when
+# the communicator's own set-up ever used the CM: it does not).
+cm_est() { cat "/sys/class/infiniband/${PREFIX}0/ports/1/hw_counters/cm_established"; }
+for n in $NODES; do
+	est0=$(cm_est)
+	run --nodes "$n" --bootstrap cm --count 1000003 --values int --bcast 100001
+	est=$(($(cm_est) - est0))
+	if ((est == n - 1)); then
+		echo "ok: CM bootstrap on $n nodes: $est connections established at rank 0"
+	else
+		echo "not ok: CM bootstrap on $n nodes: $est connections established at rank 0, want $((n - 1))"
+		fail=1
+	fi
+done
+
+# cm_alone RANK WANT: rank RANK of 2 runs alone on the CM bootstrap (its
+# peer never comes): it must fail (exit 2) with a message matching WANT
+# well within the 60 s guard, not hang. Device i is node 0x0c00 + i + 1
+# (its MAC, both topologies).
+RANK=tools/xnic-coll-rank
+cm_alone() {
+	local t0 rc
+	t0=$SECONDS
+	timeout 60 $RANK --rank "$1" --nodes 2 --device "$PREFIX$1" \
+		--bootstrap "cm:$((0x0c01)),$((0x0c02))" --service $((PORT + 7)) --count 10 \
+		--timeout 4 >"$out" 2>&1
+	rc=$?
+	if [[ $rc == 2 ]] && grep -q "$2" "$out" && ((SECONDS - t0 < 30)); then
+		echo "ok: CM bootstrap, rank $1 alone: exit $rc after $((SECONDS - t0)) s: $(grep -o '"message":"[^"]*' "$out")"
+	else
+		echo "not ok: CM bootstrap, rank $1 alone: exit $rc after $((SECONDS - t0)) s"
+		cat "$out"
+		fail=1
+	fi
+}
+if [[ -x $RANK ]]; then
+	cm_alone 0 "only 1 of 2 ranks connected"
+	cm_alone 1 "rank 0 (node 3073) did not accept"
+	# A rank that disagrees on the number of ranks: rank 0 refuses its
+	# request, so it fails at once with "refused" (rank 0 times out).
+	timeout 60 $RANK --rank 0 --nodes 2 --device "${PREFIX}0" \
+		--bootstrap "cm:$((0x0c01)),$((0x0c02))" --service $((PORT + 8)) \
+		--count 10 --timeout 4 >"$out.0" 2>&1 &
+	pid0=$!
+	t0=$SECONDS
+	timeout 60 $RANK --rank 1 --nodes 3 --device "${PREFIX}1" \
+		--bootstrap "cm:$((0x0c01)),$((0x0c02)),$((0x0c03))" \
+		--service $((PORT + 8)) --count 10 --timeout 4 >"$out" 2>&1
+	rc=$?
+	wait $pid0
+	rc0=$?
+	if [[ $rc == 2 && $rc0 == 2 ]] && grep -q "refused" "$out" &&
+		((SECONDS - t0 < 30)); then
+		echo "ok: CM bootstrap, a rank with another rank count is refused: $(grep -o '"message":"[^"]*' "$out")"
+	else
+		echo "not ok: CM bootstrap, a rank with another rank count (exit $rc, rank 0 exit $rc0)"
+		cat "$out" "$out.0"
+		fail=1
+	fi
+	rm -f "$out.0"
+else
+	echo "# $RANK not built: CM bootstrap failure cases skipped"
+fi
 
 # A rank whose device does not exist: every rank fails, quickly, with a
 # message naming it; nobody hangs.

@@ -6,8 +6,10 @@
  *
  * Joins a communicator of --nodes ranks on --device through the
  * bootstrap (--bootstrap tcp:ADDR: rank 0 listens on ADDR:--port, the
- * others connect to it; the fabric connection manager can plug in here as
- * another --bootstrap), fills its float32 input from the seed, runs
+ * others connect to it; --bootstrap cm:NODE0,NODE1,...: the xnic node id
+ * of every rank, in rank order, and rank 0 listens on CM service id
+ * --service: no TCP and no IP at all), fills its float32 input from the
+ * seed, runs
  * --warmup untimed and --iters timed all-reduces (sum), each after a
  * barrier, and checks every element of its result against the exact sum
  * it computes on its own from the seeds of all ranks. The inputs are
@@ -29,6 +31,7 @@
 #include "../coll/xnic_coll.h"
 
 #define MSG_LEN	400
+#define DEF_SERVICE	0x58434f4c4c000000ULL	/* "XCOLL" */
 
 static const char *prog = "xnic-coll-rank";
 
@@ -38,6 +41,8 @@ struct opts {
 	const char *device;
 	const char *bootstrap;
 	unsigned int port;
+	uint32_t *node_ids;
+	uint64_t service;
 	size_t count;
 	uint64_t seed;
 	int iters;
@@ -48,14 +53,18 @@ struct opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: %s --rank R --nodes N --device DEV --bootstrap tcp:ADDR --port P\n"
-"          [--count C] [--seed S] [--iters N] [--warmup N] [--timeout SEC]\n"
+"usage: %s --rank R --nodes N --device DEV\n"
+"          (--bootstrap tcp:ADDR --port P | --bootstrap cm:NODE0,NODE1,...\n"
+"          [--service S]) [--count C] [--seed S] [--iters N] [--warmup N]\n"
+"          [--timeout SEC]\n"
+"  --bootstrap cm:NODES  xnic node id of every rank, in rank order; rank 0\n"
+"                 listens on CM service id S (default %#llx)\n"
 "  --count C      float32 elements (default 1048576)\n"
 "  --seed S       input seed, the same on every rank (default 1)\n"
 "  --iters N      timed all-reduces (default 1)\n"
 "  --warmup N     untimed all-reduces first (default 0)\n"
 "  --timeout SEC  bootstrap and communicator timeout (default 120)\n",
-		prog);
+		prog, DEF_SERVICE);
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -85,6 +94,27 @@ static unsigned long long num(const char *s, const char *what,
 	return v;
 }
 
+/* cm:NODE0,NODE1,...: exactly --nodes node ids (1..65535). */
+static void parse_nodes(struct opts *o, const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int n = 0;
+
+	o->node_ids = calloc((size_t)o->nodes, sizeof(*o->node_ids));
+	if (!copy || !o->node_ids)
+		die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == o->nodes)
+			die("--bootstrap cm: more than --nodes %d node ids",
+			    o->nodes);
+		o->node_ids[n++] = (uint32_t)num(tok, "node id", 65535);
+	}
+	free(copy);
+	if (n != o->nodes)
+		die("--bootstrap cm: %d node ids for --nodes %d", n, o->nodes);
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -93,6 +123,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "bootstrap", required_argument, NULL, 'b' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "service", required_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'i' },
@@ -104,7 +135,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .rank = -1, .count = 1 << 20, .seed = 1,
-			    .iters = 1, .timeout_s = 120 };
+			    .iters = 1, .timeout_s = 120,
+			    .service = DEF_SERVICE };
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->rank = (int)num(optarg, "--rank", 1023); break;
@@ -112,6 +144,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'd': o->device = optarg; break;
 		case 'b': o->bootstrap = optarg; break;
 		case 'p': o->port = (unsigned int)num(optarg, "--port", 65535); break;
+		case 'S': o->service = num(optarg, "--service", UINT64_MAX); break;
 		case 'c': o->count = num(optarg, "--count", 1ULL << 30); break;
 		case 's': o->seed = num(optarg, "--seed", UINT64_MAX); break;
 		case 'i': o->iters = (int)num(optarg, "--iters", 1000); break;
@@ -122,14 +155,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind != argc || o->rank < 0 || o->nodes < 1 ||
-	    o->rank >= o->nodes || !o->device || !o->bootstrap || !o->port ||
+	    o->rank >= o->nodes || !o->device || !o->bootstrap ||
 	    o->iters < 1) {
 		usage(stderr);
 		exit(2);
 	}
-	if (strncmp(o->bootstrap, "tcp:", 4) || !o->bootstrap[4])
-		die("--bootstrap: only tcp:ADDR for now, got '%s'",
+	if (!strncmp(o->bootstrap, "cm:", 3))
+		parse_nodes(o, o->bootstrap + 3);
+	else if (strncmp(o->bootstrap, "tcp:", 4) || !o->bootstrap[4])
+		die("--bootstrap: tcp:ADDR or cm:NODE0,NODE1,..., got '%s'",
 		    o->bootstrap);
+	else if (!o->port)
+		die("--bootstrap tcp needs --port");
 }
 
 /* splitmix64: the input of rank @r at element @i, an integer in [-16, 16]. */
@@ -189,11 +226,16 @@ int main(int argc, char **argv)
 		snprintf(msg, sizeof(msg), "out of memory");
 		goto out;
 	}
-	err = xnic_bootstrap_tcp(o.rank, o.nodes, o.bootstrap + 4,
-				 (uint16_t)o.port, o.timeout_s * 1000, &bs);
+	if (o.node_ids)
+		err = xnic_bootstrap_cm(o.rank, o.nodes, o.device, o.node_ids,
+					o.service, o.timeout_s * 1000, &bs);
+	else
+		err = xnic_bootstrap_tcp(o.rank, o.nodes, o.bootstrap + 4,
+					 (uint16_t)o.port, o.timeout_s * 1000,
+					 &bs);
 	if (err) {
-		snprintf(msg, sizeof(msg), "bootstrap via %s port %u: %s",
-			 o.bootstrap + 4, o.port, strerror(-err));
+		snprintf(msg, sizeof(msg), "bootstrap %s: %s (%s)", o.bootstrap,
+			 xnic_comm_strerror(NULL), strerror(-err));
 		goto out;
 	}
 	cfg.rank = o.rank;
@@ -261,5 +303,6 @@ out:
 	xnic_comm_destroy(comm);
 	free(recv);
 	free(send);
+	free(o.node_ids);
 	return rc;
 }
