@@ -43,10 +43,12 @@ if [[ $mode != --unit-only ]]; then
 	mapfile -t vms < <(make -s -C selftests -p vm 2>/dev/null |
 		sed -nE 's/^VM_(PROGS|SCRIPTS) := //p' | tr ' ' '\n' | grep .)
 	for t in "${vms[@]}"; do
+		start=$SECONDS
 		tools/xnic-vm --timeout "${XNIC_CHECK_TIMEOUT:-900}" -- \
 			sh -c 'cd selftests && exec ./run_tests.sh "$1"' run "$t" \
 			2>&1 | tee "$log"
 		add_result "$log" "${PIPESTATUS[0]}"
+		echo "check: $t took $((SECONDS - start)) s"
 	done
 	# The demo with each node in its own VM (on the host: it boots them).
 	echo "=== tools/xnic-demo --vms --nodes 2 --size-mib 1"
