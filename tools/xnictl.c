@@ -741,25 +741,6 @@ static void print_link(struct nlattr **tb, const char *event)
 	putchar('\n');
 }
 
-static int link_cb(struct nlattr **tb, void *arg)
-{
-	(void)arg;
-	print_link(tb, NULL);
-	return 0;
-}
-
-static void cmd_link_show(const char *dev)
-{
-	struct nl_msg *msg = req_new(XNIC_CMD_LINK_GET, NLM_F_DUMP);
-
-	if (dev)
-		put_dev(msg, dev);
-	if (json)
-		j_arr(NULL);
-	req_run(msg, link_cb, NULL);
-	if (json)
-		j_arr_end();
-}
 
 static void cmd_link_mod(int cmd, const char *dev, const char *netdev)
 {
@@ -829,25 +810,28 @@ static void print_peer(struct nlattr **tb, const char *event)
 	putchar('\n');
 }
 
-static int peer_cb(struct nlattr **tb, void *arg)
+typedef void (*print_fn)(struct nlattr **tb, const char *event);
+
+static int dump_cb(struct nlattr **tb, void *arg)
 {
-	(void)arg;
-	print_peer(tb, NULL);
+	(*(print_fn *)arg)(tb, NULL);
 	return 0;
 }
 
-static void cmd_peer_show(const char *dev)
+/* `link show` and `peer show`: dump CMD (of DEV, or of every device). */
+static void cmd_dump_show(int cmd, const char *dev, print_fn print)
 {
-	struct nl_msg *msg = req_new(XNIC_CMD_PEER_GET, NLM_F_DUMP);
+	struct nl_msg *msg = req_new(cmd, NLM_F_DUMP);
 
 	if (dev)
 		put_dev(msg, dev);
 	if (json)
 		j_arr(NULL);
-	req_run(msg, peer_cb, NULL);
+	req_run(msg, dump_cb, &print);
 	if (json)
 		j_arr_end();
 }
+
 
 static int param_cb(struct nlattr **tb, void *arg)
 {
@@ -1159,10 +1143,9 @@ int main(int argc, char **argv)
 		if (!strcmp(sub, "show") || !strcmp(sub, "list")) {
 			want_args(cmd, argc, argv, 0, 1, "");
 			nl_open();
-			if (link)
-				cmd_link_show(argc ? argv[0] : NULL);
-			else
-				cmd_peer_show(argc ? argv[0] : NULL);
+			cmd_dump_show(link ? XNIC_CMD_LINK_GET : XNIC_CMD_PEER_GET,
+				      argc ? argv[0] : NULL,
+				      link ? print_link : print_peer);
 		} else if (link && (!strcmp(sub, "add") || !strcmp(sub, "del") ||
 				    !strcmp(sub, "delete"))) {
 			want_args("link", argc, argv, 2, 2,
