@@ -28,36 +28,13 @@
 #include "kselftest_harness.h"
 #include "rdma_nl.h"
 #include "xnic.h"
+#include "xnic_lib.h"
 
 #define BUF_SIZE	(256 * 1024)
 #define WAIT_MS		5000
 /* MACs end in 00:0a and 00:0b: node ids 10 and 11. */
 #define NODE_A		10
 #define NODE_B		11
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st, n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd) - 20, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(cmd) - 20)
-		return -1;
-	strcat(cmd, " >/dev/null 2>&1");
-	st = system(cmd);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
 
 /* One side: a context with a PD, a registered buffer, a CQ and a QP. */
 struct side {
@@ -74,11 +51,11 @@ struct side {
 static int side_open(struct side *s)
 {
 	struct xnic_device_info info;
-	long long end = now_ms() + WAIT_MS;
+	long long end = xt_now_ms() + WAIT_MS;
 	int err;
 
 	/* The uverbs node appears asynchronously. */
-	while ((err = xnic_device_lookup(s->dev, &info)) && now_ms() < end)
+	while ((err = xnic_device_lookup(s->dev, &info)) && xt_now_ms() < end)
 		usleep(20000);
 	if (err)
 		return err;
@@ -118,9 +95,9 @@ FIXTURE_SETUP(pair)
 	snprintf(self->b.netdev, sizeof(self->b.netdev), "lxb%d", pid);
 	snprintf(self->a.dev, sizeof(self->a.dev), "lxnic%da", pid);
 	snprintf(self->b.dev, sizeof(self->b.dev), "lxnic%db", pid);
-	ASSERT_EQ(0, sh("ip link add %s address 02:00:00:00:00:%02x mtu 9000 type veth peer name %s address 02:00:00:00:00:%02x mtu 9000",
+	ASSERT_EQ(0, xt_sh("ip link add %s address 02:00:00:00:00:%02x mtu 9000 type veth peer name %s address 02:00:00:00:00:%02x mtu 9000",
 			self->a.netdev, NODE_A, self->b.netdev, NODE_B));
-	ASSERT_EQ(0, sh("ip link set %s up && ip link set %s up",
+	ASSERT_EQ(0, xt_sh("ip link set %s up && ip link set %s up",
 			self->a.netdev, self->b.netdev));
 	ASSERT_EQ(0, xnic_nl_link_add(self->a.dev, "xnic", self->a.netdev));
 	ASSERT_EQ(0, xnic_nl_link_add(self->b.dev, "xnic", self->b.netdev));
@@ -134,7 +111,7 @@ FIXTURE_TEARDOWN(pair)
 	xnic_close(self->b.ctx);
 	xnic_nl_link_del(self->a.dev);
 	xnic_nl_link_del(self->b.dev);
-	sh("ip link del %s", self->a.netdev);
+	xt_sh("ip link del %s", self->a.netdev);
 	if (self->a.buf && self->a.buf != MAP_FAILED)
 		munmap(self->a.buf, BUF_SIZE);
 	if (self->b.buf && self->b.buf != MAP_FAILED)
@@ -156,14 +133,14 @@ static int connect_pair(struct side *a, struct side *b)
 /* Reap exactly one CQE, waiting up to WAIT_MS; 0, -ETIMEDOUT or -EIO. */
 static int reap_one(struct xnic_cq *cq, struct xnic_cqe *c)
 {
-	long long end = now_ms() + WAIT_MS;
+	long long end = xt_now_ms() + WAIT_MS;
 	int n, err;
 
 	for (;;) {
 		n = xnic_poll_cq(cq, c, 1);
 		if (n)
 			return n < 0 ? n : 0;
-		if (now_ms() >= end)
+		if (xt_now_ms() >= end)
 			return -ETIMEDOUT;
 		err = xnic_cq_wait(cq, 100);
 		if (err && err != -ETIMEDOUT)
@@ -303,9 +280,9 @@ TEST_F(pair, cq_wait_times_out)
 	long long t0;
 
 	EXPECT_EQ(-ETIMEDOUT, xnic_cq_wait(self->a.cq, 0));
-	t0 = now_ms();
+	t0 = xt_now_ms();
 	EXPECT_EQ(-ETIMEDOUT, xnic_cq_wait(self->a.cq, 50));
-	EXPECT_LE(45, now_ms() - t0);
+	EXPECT_LE(45, xt_now_ms() - t0);
 	EXPECT_EQ(0, xnic_cq_read_events(self->a.cq));
 }
 
@@ -455,8 +432,8 @@ TEST_F(pair, batch_with_one_doorbell)
 					     XNIC_WQE_F_SIGNALED : 0));
 	}
 	ASSERT_EQ(64, xnic_sq_submit(self->a.qp));
-	end = now_ms() + WAIT_MS;
-	while (got < 4 && now_ms() < end) {
+	end = xt_now_ms() + WAIT_MS;
+	while (got < 4 && xt_now_ms() < end) {
 		n = xnic_poll_cq(self->a.cq, c, 8);
 		ASSERT_LE(0, n);
 		for (i = 0; i < n; i++) {
@@ -475,10 +452,10 @@ TEST_F(pair, batch_with_one_doorbell)
 static int wait_qp_event(struct xnic_ctx *ctx, struct xnic_qp *qp)
 {
 	struct pollfd pfd = { .fd = xnic_async_fd(ctx), .events = POLLIN };
-	long long end = now_ms() + WAIT_MS;
+	long long end = xt_now_ms() + WAIT_MS;
 	struct xnic_async_event ev;
 
-	while (now_ms() < end) {
+	while (xt_now_ms() < end) {
 		if (!xnic_get_async_event(ctx, &ev)) {
 			if (ev.qp == qp && (ev.type == XNIC_EVENT_QP_FATAL ||
 					    ev.type == XNIC_EVENT_QP_REQ_ERR ||
@@ -553,11 +530,11 @@ TEST_F(pair, cq_wait_wakes_on_completion)
 	/* The waiter owns B's CQ until it is joined. */
 	ASSERT_EQ(0, pthread_create(&th, NULL, cq_waiter, self->b.cq));
 	usleep(200000);
-	t0 = now_ms();
+	t0 = xt_now_ms();
 	ASSERT_EQ(0, xnic_post_send(self->a.qp, &ss, 1, 2, 0));
 	ASSERT_EQ(0, pthread_join(th, &ret));
 	EXPECT_EQ(0, (int)(intptr_t)ret);
-	EXPECT_GT(WAIT_MS, now_ms() - t0);
+	EXPECT_GT(WAIT_MS, xt_now_ms() - t0);
 	ASSERT_EQ(0, reap_one(self->b.cq, &c));
 	EXPECT_EQ(XNIC_WC_RECV, c.opcode);
 }

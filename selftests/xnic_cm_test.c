@@ -368,21 +368,37 @@ static void listener_child(const char *dev, int fd, bool take)
 	_exit(0);	/* the kernel drops the listener with the socket */
 }
 
+/* Fork listener_child() and wait until it listens. Return: its pid or -1. */
+static pid_t listener_spawn(const char *dev, bool take)
+{
+	int fds[2];
+	pid_t pid;
+	char b;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (!pid)
+		listener_child(dev, fds[1], take);
+	close(fds[1]);		/* a child that fails closes the pipe: EOF */
+	if (pid > 0 && read(fds[0], &b, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
 TEST_F_TIMEOUT(cm, listener_gone_with_request_pending, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
 	struct xnic_cm_reply rep;
 	struct qp_pair c = { 0 };
-	int fds[2], status, err;
+	int status, err;
 	pid_t pid;
-	char b;
 
-	ASSERT_EQ(0, pipe(fds));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		listener_child(d1->name, fds[1], true);
-	ASSERT_EQ(1, read(fds[0], &b, 1));
+	pid = listener_spawn(d1->name, true);
+	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, qp_new(d0, &c));
 	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 5000,
 			      &rep);
@@ -390,8 +406,6 @@ TEST_F_TIMEOUT(cm, listener_gone_with_request_pending, 60)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(-ECONNREFUSED, err) TH_LOG("%s", xnic_strerror(err));
 	EXPECT_EQ(XNIC_CM_REJ_LISTENER_GONE, rep.reject_reason);
-	close(fds[0]);
-	close(fds[1]);
 	qp_free(&c);
 }
 
@@ -401,16 +415,11 @@ TEST_F_TIMEOUT(cm, listener_gone_before_connect, 60)
 	struct xnic_cm_listener *l;
 	struct xnic_cm_reply rep;
 	struct qp_pair c = { 0 };
-	int fds[2], status, err;
+	int status, err;
 	pid_t pid;
-	char b;
 
-	ASSERT_EQ(0, pipe(fds));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		listener_child(d1->name, fds[1], false);
-	ASSERT_EQ(1, read(fds[0], &b, 1));
+	pid = listener_spawn(d1->name, false);
+	ASSERT_LT(0, pid);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(0, qp_new(d0, &c));
@@ -426,8 +435,6 @@ TEST_F_TIMEOUT(cm, listener_gone_before_connect, 60)
 			      &rep);
 	EXPECT_EQ(-ECONNREFUSED, err);
 	EXPECT_EQ(XNIC_CM_REJ_NO_LISTENER, rep.reject_reason);
-	close(fds[0]);
-	close(fds[1]);
 	qp_free(&c);
 }
 

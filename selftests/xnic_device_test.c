@@ -26,6 +26,7 @@
 #include "kselftest_harness.h"
 #include "rdma_nl.h"
 #include "xnic.h"		/* libuser */
+#include "xnic_lib.h"
 #include "uapi/xnic-abi.h"
 
 #define SYS_IB		"/sys/class/infiniband"
@@ -46,58 +47,6 @@
 
 /* ------------------------------------------------------------ helpers -- */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Run a shell command; quiet discards its output. Return: exit status. */
-static int __attribute__((format(printf, 2, 3)))
-sh(bool quiet, const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st, n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd) - 20, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(cmd) - 20)
-		return -1;
-	if (quiet)
-		strcat(cmd, " >/dev/null 2>&1");
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-/* Read a one-line file, trailing newline removed. Return: 0 or -errno. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int err = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		err = ferror(f) ? -EIO : 0;
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-	return err;
-}
-
 static bool path_exists(const char *path)
 {
 	return access(path, F_OK) == 0;
@@ -106,29 +55,29 @@ static bool path_exists(const char *path)
 /* Poll until @path reads @want (true) or @timeout_ms passed (false). */
 static bool wait_file_eq(const char *path, const char *want, int timeout_ms)
 {
-	long long end = now_ms() + timeout_ms;
+	long long end = xt_now_ms() + timeout_ms;
 	char buf[256];
 
 	for (;;) {
-		if (!read_file(path, buf, sizeof(buf)) && !strcmp(buf, want))
+		if (!xt_read_file(path, buf, sizeof(buf)) && !strcmp(buf, want))
 			return true;
-		if (now_ms() >= end)
+		if (xt_now_ms() >= end)
 			return false;
-		sleep_ms(POLL_MS);
+		xt_sleep_ms(POLL_MS);
 	}
 }
 
 /* Poll until @path exists (@exists) or is gone (!@exists). */
 static bool wait_path(const char *path, bool exists, int timeout_ms)
 {
-	long long end = now_ms() + timeout_ms;
+	long long end = xt_now_ms() + timeout_ms;
 
 	for (;;) {
 		if (path_exists(path) == exists)
 			return true;
-		if (now_ms() >= end)
+		if (xt_now_ms() >= end)
 			return false;
-		sleep_ms(POLL_MS);
+		xt_sleep_ms(POLL_MS);
 	}
 }
 
@@ -165,7 +114,7 @@ static const char *port_file(const char *dev, const char *attr, char *buf,
 	char path[320];
 
 	snprintf(path, sizeof(path), SYS_IB "/%s/ports/1/%s", dev, attr);
-	if (read_file(path, buf, len))
+	if (xt_read_file(path, buf, len))
 		snprintf(buf, len, "<unreadable>");
 	return buf;
 }
@@ -222,11 +171,11 @@ static int pair_add(FIXTURE_DATA(xnic) *self)
 		return -1;
 	snprintf(self->a[i], IFNAMSIZ, "xt%u_%ua", pid, (unsigned int)i % 10U);
 	snprintf(self->b[i], IFNAMSIZ, "xt%u_%ub", pid, (unsigned int)i % 10U);
-	if (sh(false, "ip link add %s type veth peer name %s", self->a[i],
+	if (xt_sh_show("ip link add %s type veth peer name %s", self->a[i],
 	       self->b[i]))
 		return -1;
 	self->npairs++;
-	if (sh(false, "ip link set %s up && ip link set %s up", self->a[i],
+	if (xt_sh_show("ip link set %s up && ip link set %s up", self->a[i],
 	       self->b[i]))
 		return -1;
 	return i;
@@ -251,7 +200,7 @@ static int dev_add(FIXTURE_DATA(xnic) *self, const char *name,
 
 FIXTURE_SETUP(xnic)
 {
-	ASSERT_EQ(0, sh(true, "modprobe veth"));
+	ASSERT_EQ(0, xt_sh("modprobe veth"));
 	ASSERT_EQ(0, pair_add(self));
 }
 
@@ -263,7 +212,7 @@ FIXTURE_TEARDOWN(xnic)
 		xnic_nl_link_del(self->dev[i]);
 	for (i = 0; i < self->npairs; i++)
 		if (!self->deleted[i])
-			sh(true, "ip link del %s", self->a[i]);
+			xt_sh("ip link del %s", self->a[i]);
 }
 
 /* Assert that @dev exists with its port ACTIVE. */
@@ -295,12 +244,12 @@ TEST_F(xnic, create_delete)
 	ASSERT_TRUE(dev_exists("xnic0"));
 	ASSERT_DEV_ACTIVE("xnic0");
 
-	ASSERT_EQ(0, read_file(IBP("xnic0", "ports/1/link_layer"), buf,
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "ports/1/link_layer"), buf,
 			       sizeof(buf)));
 	EXPECT_STREQ("Ethernet", buf);
-	ASSERT_EQ(0, read_file(IBP("xnic0", "node_desc"), buf, sizeof(buf)));
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "node_desc"), buf, sizeof(buf)));
 	EXPECT_STREQ("xnic", buf);
-	ASSERT_EQ(0, read_file(IBP("xnic0", "fw_ver"), buf, sizeof(buf)));
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "fw_ver"), buf, sizeof(buf)));
 	EXPECT_STREQ("0.1.0", buf);
 
 	EXPECT_TRUE(output_has("rdma dev show 2>&1", ": xnic0: ", NULL))
@@ -315,7 +264,7 @@ TEST_F(xnic, create_delete)
 	ASSERT_TRUE(dev_gone_within("xnic0", WAIT_MS));
 	EXPECT_FALSE(output_has("rdma dev show 2>&1", ": xnic0: ", NULL));
 	/* The member netdev is untouched. */
-	EXPECT_EQ(0, sh(true, "ip link show %s", self->a[0]));
+	EXPECT_EQ(0, xt_sh("ip link show %s", self->a[0]));
 
 	/* The same name and netdev can be used again. */
 	ASSERT_EQ(0, dev_add(self, "xnic0", self->a[0]));
@@ -332,26 +281,26 @@ TEST_F(xnic, port_state_follows_carrier)
 	ASSERT_PORT("xnic0", STATE_ACTIVE, PHYS_LINKUP);
 
 	/* Peer down: our end is up but loses carrier. */
-	ASSERT_EQ(0, sh(false, "ip link set %s down", b));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s down", b));
 	ASSERT_PORT("xnic0", STATE_DOWN, PHYS_POLLING);
 	EXPECT_TRUE(output_has("rdma link show 2>&1", "link xnic0/1 ",
 			       "state DOWN"));
-	ASSERT_EQ(0, sh(false, "ip link set %s up", b));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s up", b));
 	ASSERT_PORT("xnic0", STATE_ACTIVE, PHYS_LINKUP);
 
 	/* Our end administratively down. */
-	ASSERT_EQ(0, sh(false, "ip link set %s down", a));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s down", a));
 	ASSERT_PORT("xnic0", STATE_DOWN, PHYS_DISABLED);
-	ASSERT_EQ(0, sh(false, "ip link set %s up", a));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s up", a));
 	ASSERT_PORT("xnic0", STATE_ACTIVE, PHYS_LINKUP);
 
 	/* Carrier off from the start: a device created on a dead link. */
 	ASSERT_EQ(0, xnic_nl_link_del("xnic0"));
 	ASSERT_TRUE(dev_gone_within("xnic0", WAIT_MS));
-	ASSERT_EQ(0, sh(false, "ip link set %s down", b));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s down", b));
 	ASSERT_EQ(0, dev_add(self, "xnic0", a));
 	ASSERT_PORT("xnic0", STATE_DOWN, PHYS_POLLING);
-	ASSERT_EQ(0, sh(false, "ip link set %s up", b));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s up", b));
 	ASSERT_PORT("xnic0", STATE_ACTIVE, PHYS_LINKUP);
 }
 
@@ -361,25 +310,25 @@ TEST_F(xnic, node_guid_from_mac)
 	char buf[128];
 
 	/* Universal/local bit set in the MAC: cleared in the EUI-64. */
-	ASSERT_EQ(0, sh(false, "ip link set %s address 02:11:22:33:44:55", a));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s address 02:11:22:33:44:55", a));
 	ASSERT_EQ(0, dev_add(self, "xnic0", a));
-	ASSERT_EQ(0, read_file(IBP("xnic0", "node_guid"), buf, sizeof(buf)));
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "node_guid"), buf, sizeof(buf)));
 	EXPECT_STREQ("0011:22ff:fe33:4455", buf);
-	ASSERT_EQ(0, read_file(IBP("xnic0", "sys_image_guid"), buf,
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "sys_image_guid"), buf,
 			       sizeof(buf)));
 	EXPECT_STREQ("0011:22ff:fe33:4455", buf);
-	ASSERT_EQ(0, read_file(IBP("xnic0", "ports/1/gids/0"), buf,
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "ports/1/gids/0"), buf,
 			       sizeof(buf)));
 	EXPECT_STREQ("fe80:0000:0000:0000:0011:22ff:fe33:4455", buf);
 	ASSERT_EQ(0, xnic_nl_link_del("xnic0"));
 	ASSERT_TRUE(dev_gone_within("xnic0", WAIT_MS));
 
 	/* And the other way round. */
-	ASSERT_EQ(0, sh(false, "ip link set %s address 00:aa:bb:cc:dd:ee", a));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s address 00:aa:bb:cc:dd:ee", a));
 	ASSERT_EQ(0, dev_add(self, "xnic0", a));
-	ASSERT_EQ(0, read_file(IBP("xnic0", "node_guid"), buf, sizeof(buf)));
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "node_guid"), buf, sizeof(buf)));
 	EXPECT_STREQ("02aa:bbff:fecc:ddee", buf);
-	ASSERT_EQ(0, read_file(IBP("xnic0", "ports/1/gids/0"), buf,
+	ASSERT_EQ(0, xt_read_file(IBP("xnic0", "ports/1/gids/0"), buf,
 			       sizeof(buf)));
 	EXPECT_STREQ("fe80:0000:0000:0000:02aa:bbff:fecc:ddee", buf);
 }
@@ -389,7 +338,7 @@ TEST_F(xnic, libuser_lookup)
 	struct xnic_device_info info;
 	struct stat st;
 
-	ASSERT_EQ(0, sh(false, "ip link set %s address 02:11:22:33:44:55",
+	ASSERT_EQ(0, xt_sh_show("ip link set %s address 02:11:22:33:44:55",
 			self->a[0]));
 	ASSERT_EQ(0, dev_add(self, "xnic0", self->a[0]));
 
@@ -424,7 +373,7 @@ FIXTURE(bad) {
 
 FIXTURE_SETUP(bad)
 {
-	ASSERT_EQ(0, sh(true, "modprobe veth"));
+	ASSERT_EQ(0, xt_sh("modprobe veth"));
 	ASSERT_EQ(0, pair_add(&self->x));
 	ASSERT_EQ(0, dev_add(&self->x, "xnic0", self->x.a[0]));
 	ASSERT_DEV_ACTIVE("xnic0");
@@ -504,14 +453,14 @@ TEST_F(bad, mtu_too_small)
 	const char *a = self->x.a[i];
 
 	ASSERT_EQ(1, i);
-	ASSERT_EQ(0, sh(false, "ip link set %s mtu 68", a));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s mtu 68", a));
 	EXPECT_EQ(-EINVAL, xnic_nl_link_add("xnic1", "xnic", a));
 	EXPECT_FALSE(dev_exists("xnic1"));
 	/* The boundary: header + XNIC_MIN_PAYLOAD. */
-	ASSERT_EQ(0, sh(false, "ip link set %s mtu %d", a, MIN_MTU - 1));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s mtu %d", a, MIN_MTU - 1));
 	EXPECT_EQ(-EINVAL, xnic_nl_link_add("xnic1", "xnic", a));
 	EXPECT_FALSE(dev_exists("xnic1"));
-	ASSERT_EQ(0, sh(false, "ip link set %s mtu %d", a, MIN_MTU));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s mtu %d", a, MIN_MTU));
 	ASSERT_EQ(0, dev_add(&self->x, "xnic1", a));
 	ASSERT_DEV_ACTIVE("xnic1");
 	ASSERT_EQ(0, xnic_nl_link_del("xnic1"));
@@ -533,9 +482,9 @@ TEST_F_TIMEOUT(xnic, netdev_removed_under_device, 60)
 	ASSERT_DEV_ACTIVE("xnic0");
 
 	/* A leaked netdev reference would make this wait forever. */
-	t0 = now_ms();
-	ASSERT_EQ(0, sh(false, "ip link del %s", self->a[0]));
-	took = now_ms() - t0;
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, xt_sh_show("ip link del %s", self->a[0]));
+	took = xt_now_ms() - t0;
 	self->deleted[0] = true;
 	EXPECT_GT(10000, took) TH_LOG("ip link del took %lld ms", took);
 	ASSERT_TRUE(dev_gone_within("xnic0", WAIT_MS))
@@ -547,9 +496,9 @@ TEST_F_TIMEOUT(xnic, netdev_removed_under_device, 60)
 	ASSERT_EQ(1, i);
 	ASSERT_EQ(0, dev_add(self, "xnic0", self->a[i]));
 	ASSERT_DEV_ACTIVE("xnic0");
-	t0 = now_ms();
-	ASSERT_EQ(0, sh(false, "ip link del %s", self->b[i]));
-	took = now_ms() - t0;
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, xt_sh_show("ip link del %s", self->b[i]));
+	took = xt_now_ms() - t0;
 	self->deleted[i] = true;
 	EXPECT_GT(10000, took) TH_LOG("ip link del took %lld ms", took);
 	ASSERT_TRUE(dev_gone_within("xnic0", WAIT_MS));
@@ -581,10 +530,10 @@ TEST_F_TIMEOUT(xnic, many_devices, 180)
 		ASSERT_DEV_ACTIVE(name);
 	}
 	/* Each device's port follows its own link only. */
-	ASSERT_EQ(0, sh(false, "ip link set %s down", self->b[3]));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s down", self->b[3]));
 	ASSERT_PORT("xnicm3", STATE_DOWN, PHYS_POLLING);
 	ASSERT_PORT("xnicm4", STATE_ACTIVE, PHYS_LINKUP);
-	ASSERT_EQ(0, sh(false, "ip link set %s up", self->b[3]));
+	ASSERT_EQ(0, xt_sh_show("ip link set %s up", self->b[3]));
 	ASSERT_PORT("xnicm3", STATE_ACTIVE, PHYS_LINKUP);
 
 	for (i = 0; i < 8; i++) {
@@ -605,7 +554,7 @@ int main(int argc, char **argv)
 		return KSFT_SKIP;
 	}
 	if (!path_exists("/sys/module/xnic") &&
-	    sh(true, "modprobe xnic") != 0) {
+	    xt_sh("modprobe xnic") != 0) {
 		printf("1..0 # SKIP xnic.ko not loaded and not loadable\n");
 		return KSFT_SKIP;
 	}

@@ -61,23 +61,44 @@ void xt_sleep_ms(int ms)
 		;
 }
 
-/* Run a shell command, output discarded. Return: its exit status or -1. */
-int xt_sh(const char *fmt, ...)
+static int xt_vsh(bool quiet, const char *fmt, va_list ap)
 {
 	char cmd[1024];
-	va_list ap;
 	int st, n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(cmd, sizeof(cmd) - 20, fmt, ap);
-	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(cmd) - 20)
 		return -1;
-	strcat(cmd, " >/dev/null 2>&1");
+	if (quiet)
+		strcat(cmd, " >/dev/null 2>&1");
 	st = system(cmd);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+/* Run a shell command, output discarded. Return: its exit status or -1. */
+int xt_sh(const char *fmt, ...)
+{
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	st = xt_vsh(true, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+/* Run a shell command, output shown. Return: its exit status or -1. */
+int xt_sh_show(const char *fmt, ...)
+{
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	st = xt_vsh(false, fmt, ap);
+	va_end(ap);
+	return st;
 }
 
 /**
