@@ -4,6 +4,10 @@
  * member links, peers, parameters and counters, and the "events" multicast
  * group. Documentation/xnictl.rst describes its reference client.
  *
+ * Namespaces: the family is netnsok; a request sees the devices visible
+ * from its socket's namespace only, events go where the device is visible
+ * (netns.c).
+ *
  * Locking: the family has parallel_ops (genetlink's mutex is not taken);
  * every request runs under RTNL, which guards the device list, the member
  * links, the parameters and xnic_dev.peers. A device found under RTNL stays

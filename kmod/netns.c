@@ -84,6 +84,17 @@ bool xnic_dev_visible(const struct xnic_dev *xdev, const struct net *net)
 	return rdma_dev_access_netns(&xdev->ibdev, net);
 }
 
+/*
+ * The device's namespace with a reference, or NULL when that namespace is
+ * being dismantled (its generic netlink socket may be gone already; the
+ * RDMA core moves the device back to the initial namespace). Context: RCU
+ * read side. The caller puts the reference (put_net(), atomic-safe).
+ */
+static struct net *xnic_dev_get_net(const struct xnic_dev *xdev)
+{
+	return maybe_get_net(xnic_dev_net(xdev));
+}
+
 /**
  * xnic_nl_has_listeners() - whether anyone may hear a device's events
  * @xdev: the device
@@ -95,9 +106,17 @@ bool xnic_dev_visible(const struct xnic_dev *xdev, const struct net *net)
  */
 bool xnic_nl_has_listeners(const struct xnic_dev *xdev, unsigned int group)
 {
+	struct net *net;
+	bool ret;
+
 	if (xnic_dev_net_shared(xdev))
 		return true;
-	return genl_has_listeners(&xnic_nl_family, xnic_dev_net(xdev), group);
+	net = xnic_dev_get_net(xdev);
+	if (!net)
+		return false;
+	ret = genl_has_listeners(&xnic_nl_family, net, group);
+	put_net(net);
+	return ret;
 }
 
 /**
@@ -108,7 +127,7 @@ bool xnic_nl_has_listeners(const struct xnic_dev *xdev, unsigned int group)
  *
  * Exclusive mode: to the device's namespace only, so a node's events stay
  * in the node. Shared mode: to every namespace, where the device is
- * visible too.
+ * visible too. Dropped while the device's namespace is being dismantled.
  *
  * Context: RCU read side (genlmsg_multicast_allns() needs it); does not
  * sleep (GFP_ATOMIC).
@@ -116,11 +135,20 @@ bool xnic_nl_has_listeners(const struct xnic_dev *xdev, unsigned int group)
 void xnic_nl_multicast(const struct xnic_dev *xdev, struct sk_buff *skb,
 		       unsigned int group)
 {
-	if (xnic_dev_net_shared(xdev))
+	struct net *net;
+
+	if (xnic_dev_net_shared(xdev)) {
 		genlmsg_multicast_allns(&xnic_nl_family, skb, 0, group);
-	else
-		genlmsg_multicast_netns(&xnic_nl_family, xnic_dev_net(xdev),
-					skb, 0, group, GFP_ATOMIC);
+		return;
+	}
+	net = xnic_dev_get_net(xdev);
+	if (!net) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_multicast_netns(&xnic_nl_family, net, skb, 0, group,
+				GFP_ATOMIC);
+	put_net(net);
 }
 
 /**
