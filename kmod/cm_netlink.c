@@ -68,8 +68,10 @@ static struct xnic_dev *xnic_cm_nl_dev(struct genl_info *info)
 		NL_SET_ERR_ATTR_MISS(info->extack, NULL, XNIC_A_DEV_NAME);
 		return ERR_PTR(-EINVAL);
 	}
-	xdev = name ? xnic_dev_find(nla_data(name)) :
-		      xnic_dev_find_index(nla_get_u32(index));
+	/* A device in another namespace is not found (netns.c). */
+	xdev = name ? xnic_dev_find(genl_info_net(info), nla_data(name)) :
+		      xnic_dev_find_index(genl_info_net(info),
+					  nla_get_u32(index));
 	if (!xdev || (name && index &&
 		      xdev->ibdev.index != nla_get_u32(index))) {
 		NL_SET_ERR_MSG(info->extack, "no such xnic device");

@@ -222,57 +222,69 @@ void xnic_dev_schedule_unregister(struct xnic_dev *xdev)
 }
 
 /**
- * xnic_dev_find() - a registered xnic device by name
+ * xnic_dev_find() - a registered xnic device by name, as seen from a
+ *	network namespace
+ * @net: the caller's namespace (sock_net() of its netlink socket)
  * @name: RDMA device name
  *
+ * In ib_core's exclusive namespace mode a device in another namespace is
+ * not found (rdma_dev_access_netns(), netns.c).
+ *
  * Context: RTNL held; the device stays valid while it is held.
- * Return: the device, or NULL when no registered xnic device has @name.
+ * Return: the device, or NULL when no registered xnic device visible from
+ * @net has @name.
  */
-struct xnic_dev *xnic_dev_find(const char *name)
+struct xnic_dev *xnic_dev_find(const struct net *net, const char *name)
 {
 	struct xnic_dev *xdev;
 
 	ASSERT_RTNL();
 	list_for_each_entry(xdev, &xnic_devs, list)
-		if (xdev->registered &&
+		if (xdev->registered && xnic_dev_visible(xdev, net) &&
 		    !strncmp(xdev->ibdev.name, name, IB_DEVICE_NAME_MAX))
 			return xdev;
 	return NULL;
 }
 
 /**
- * xnic_dev_find_index() - a registered xnic device by RDMA device index
+ * xnic_dev_find_index() - a registered xnic device by RDMA device index,
+ *	as seen from a network namespace
+ * @net: the caller's namespace
  * @index: ib_core's index of the device (ib_device.index)
  *
  * Context: RTNL held; the device stays valid while it is held.
- * Return: the device, or NULL when no registered xnic device has @index.
+ * Return: the device, or NULL when no registered xnic device visible from
+ * @net has @index.
  */
-struct xnic_dev *xnic_dev_find_index(u32 index)
+struct xnic_dev *xnic_dev_find_index(const struct net *net, u32 index)
 {
 	struct xnic_dev *xdev;
 
 	ASSERT_RTNL();
 	list_for_each_entry(xdev, &xnic_devs, list)
-		if (xdev->registered && xdev->ibdev.index == index)
+		if (xdev->registered && xnic_dev_visible(xdev, net) &&
+		    xdev->ibdev.index == index)
 			return xdev;
 	return NULL;
 }
 
 /**
- * xnic_dev_nth() - the registered xnic devices one by one (netlink dumps)
- * @n: position, from 0
+ * xnic_dev_nth() - the registered xnic devices visible from a network
+ *	namespace, one by one (netlink dumps)
+ * @net: the caller's namespace
+ * @n: position among the visible devices, from 0
  *
  * Context: RTNL held; the device stays valid while it is held.
- * Return: the @n-th registered device in creation order, or NULL past the
- * last one.
+ * Return: the @n-th registered device visible from @net in creation
+ * order, or NULL past the last one.
  */
-struct xnic_dev *xnic_dev_nth(unsigned int n)
+struct xnic_dev *xnic_dev_nth(const struct net *net, unsigned int n)
 {
 	struct xnic_dev *xdev;
 
 	ASSERT_RTNL();
 	list_for_each_entry(xdev, &xnic_devs, list)
-		if (xdev->registered && !n--)
+		if (xdev->registered && xnic_dev_visible(xdev, net) && !n--)
 			return xdev;
 	return NULL;
 }

@@ -6,7 +6,8 @@
  * Model: net/tipc/bearer.c (L2 bearers over netdevs). A member netdev can
  * disappear at any time: NETDEV_UNREGISTER detaches the link at once (so
  * the netdev's refcount can drain) and, when it was the device's last link,
- * queues the RDMA device's unregistration.
+ * queues the RDMA device's unregistration. A netdev moving to another
+ * network namespace only seems to disappear: its link stays (netns.c).
  */
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -370,6 +371,11 @@ static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/* Moving to another namespace, not going away (netns.c). */
+		if (ndev->reg_state == NETREG_REGISTERED) {
+			xnic_link_netns_leave(link);
+			break;
+		}
 		xnic_link_detach(link);
 		if (!xdev->nr_links)
 			xnic_dev_schedule_unregister(xdev);
@@ -380,6 +386,10 @@ static int xnic_netdev_event(struct notifier_block *nb, unsigned long event,
 		xnic_dev_update_port(xdev);
 		xnic_tp_link_changed(xdev);
 		xnic_nl_link_state(link);
+		break;
+	case NETDEV_REGISTER:
+		/* Arrived in its new namespace (netns.c). */
+		xnic_link_netns_enter(link);
 		break;
 	case NETDEV_DOWN:
 		xnic_bond_link_changed(link);

@@ -4,6 +4,10 @@
  * member links, peers, parameters and counters, and the "events" multicast
  * group. Documentation/xnictl.rst describes its reference client.
  *
+ * Namespaces: the family is netnsok; a request sees the devices visible
+ * from its socket's namespace only, events go where the device is visible
+ * (netns.c).
+ *
  * Locking: the family has parallel_ops (genetlink's mutex is not taken);
  * every request runs under RTNL, which guards the device list, the member
  * links, the parameters and xnic_dev.peers. A device found under RTNL stays
@@ -106,10 +110,12 @@ static const struct nla_policy xnic_param_set_policy[XNIC_A_MAX + 1] = {
 /* ------------------------------ helpers ------------------------------ */
 
 /*
- * The device a request names by XNIC_A_DEV_NAME and/or XNIC_A_DEV_INDEX.
+ * The device a request from namespace @net names by XNIC_A_DEV_NAME and/or
+ * XNIC_A_DEV_INDEX; a device @net cannot see is not found (netns.c).
  * Context: RTNL held. Return: the device or an ERR_PTR (-ENODEV, -EINVAL).
  */
-static struct xnic_dev *xnic_nl_dev(struct nlattr **attrs,
+static struct xnic_dev *xnic_nl_dev(const struct net *net,
+				    struct nlattr **attrs,
 				    struct netlink_ext_ack *extack)
 {
 	struct nlattr *name = attrs[XNIC_A_DEV_NAME];
@@ -122,7 +128,7 @@ static struct xnic_dev *xnic_nl_dev(struct nlattr **attrs,
 		return ERR_PTR(-EINVAL);
 	}
 	if (name) {
-		xdev = xnic_dev_find(nla_data(name));
+		xdev = xnic_dev_find(net, nla_data(name));
 		if (!xdev) {
 			NL_SET_ERR_MSG_ATTR(extack, name, "no such xnic device");
 			return ERR_PTR(-ENODEV);
@@ -134,7 +140,7 @@ static struct xnic_dev *xnic_nl_dev(struct nlattr **attrs,
 		}
 		return xdev;
 	}
-	xdev = xnic_dev_find_index(nla_get_u32(index));
+	xdev = xnic_dev_find_index(net, nla_get_u32(index));
 	if (!xdev) {
 		NL_SET_ERR_MSG_ATTR(extack, index,
 				    "no xnic device with this index");
@@ -232,7 +238,7 @@ static int xnic_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	rtnl_lock();
-	xdev = xnic_nl_dev(info->attrs, info->extack);
+	xdev = xnic_nl_dev(genl_info_net(info), info->attrs, info->extack);
 	if (IS_ERR(xdev))
 		err = PTR_ERR(xdev);
 	else
@@ -254,7 +260,7 @@ static int xnic_nl_dev_get_dumpit(struct sk_buff *skb,
 	int err = 0;
 
 	rtnl_lock();
-	for (; (xdev = xnic_dev_nth(n)); n++) {
+	for (; (xdev = xnic_dev_nth(sock_net(skb->sk), n)); n++) {
 		err = xnic_nl_fill_dev(skb, xdev, NETLINK_CB(cb->skb).portid,
 				       cb->nlh->nlmsg_seq, NLM_F_MULTI);
 		if (err)
@@ -287,7 +293,8 @@ static int xnic_nl_dump_devs(struct sk_buff *skb, struct netlink_callback *cb,
 	rtnl_lock();
 	if (info->attrs[XNIC_A_DEV_NAME] || info->attrs[XNIC_A_DEV_INDEX]) {
 		/* One device: d is 1 once it is done. */
-		xdev = d ? NULL : xnic_nl_dev(info->attrs, cb->extack);
+		xdev = d ? NULL : xnic_nl_dev(sock_net(skb->sk), info->attrs,
+					      cb->extack);
 		if (IS_ERR(xdev))
 			err = PTR_ERR(xdev);
 		else if (xdev)
@@ -295,7 +302,8 @@ static int xnic_nl_dump_devs(struct sk_buff *skb, struct netlink_callback *cb,
 		if (!err)
 			d = 1;
 	} else {
-		for (; (xdev = xnic_dev_nth(d)); d++, pos = 0) {
+		for (; (xdev = xnic_dev_nth(sock_net(skb->sk), d));
+		     d++, pos = 0) {
 			err = fn(skb, cb, xdev, &pos);
 			if (err)
 				break;
@@ -425,7 +433,7 @@ static int xnic_nl_link_mod(struct genl_info *info, bool add)
 	}
 
 	rtnl_lock();
-	xdev = xnic_nl_dev(info->attrs, extack);
+	xdev = xnic_nl_dev(genl_info_net(info), info->attrs, extack);
 	if (IS_ERR(xdev)) {
 		err = PTR_ERR(xdev);
 		goto out;
@@ -566,7 +574,7 @@ static int xnic_nl_param_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	rtnl_lock();
-	xdev = xnic_nl_dev(info->attrs, info->extack);
+	xdev = xnic_nl_dev(genl_info_net(info), info->attrs, info->extack);
 	if (IS_ERR(xdev)) {
 		err = PTR_ERR(xdev);
 		goto err_unlock;
@@ -650,7 +658,7 @@ static int xnic_nl_param_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return err;
 
 	rtnl_lock();
-	xdev = xnic_nl_dev(info->attrs, extack);
+	xdev = xnic_nl_dev(genl_info_net(info), info->attrs, extack);
 	if (IS_ERR(xdev)) {
 		err = PTR_ERR(xdev);
 		goto out;
@@ -723,7 +731,7 @@ static int xnic_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	rtnl_lock();
-	xdev = xnic_nl_dev(info->attrs, info->extack);
+	xdev = xnic_nl_dev(genl_info_net(info), info->attrs, info->extack);
 	if (IS_ERR(xdev)) {
 		err = PTR_ERR(xdev);
 		goto err_unlock;
@@ -752,8 +760,7 @@ err_unlock:
 static bool xnic_nl_want_events(struct xnic_dev *xdev)
 {
 	return READ_ONCE(xnic_nl_live) && READ_ONCE(xdev->registered) &&
-	       genl_has_listeners(&xnic_nl_family, &init_net,
-				  XNIC_NL_MCGRP_EVENTS);
+	       xnic_nl_has_listeners(xdev, XNIC_NL_MCGRP_EVENTS);
 }
 
 /**
@@ -797,8 +804,7 @@ void xnic_nl_link_bond_event(struct xnic_link *link, int event)
 		nlmsg_free(skb);
 		goto out;
 	}
-	genlmsg_multicast(&xnic_nl_family, skb, 0, XNIC_NL_MCGRP_EVENTS,
-			  GFP_ATOMIC);
+	xnic_nl_multicast(link->xdev, skb, XNIC_NL_MCGRP_EVENTS);
 out:
 	rcu_read_unlock();
 }
@@ -850,8 +856,7 @@ void xnic_nl_peer_event(struct xnic_dev *xdev,
 		nlmsg_free(skb);
 		goto out;
 	}
-	genlmsg_multicast(&xnic_nl_family, skb, 0, XNIC_NL_MCGRP_EVENTS,
-			  GFP_ATOMIC);
+	xnic_nl_multicast(xdev, skb, XNIC_NL_MCGRP_EVENTS);
 out:
 	rcu_read_unlock();
 }
@@ -930,6 +935,8 @@ struct genl_family xnic_nl_family __ro_after_init = {
 	.version = XNIC_GENL_VERSION,
 	.module = THIS_MODULE,
 	.parallel_ops = true,
+	/* Requests see the devices of their namespace only (netns.c). */
+	.netnsok = true,
 	.ops = xnic_nl_ops,
 	.n_ops = ARRAY_SIZE(xnic_nl_ops),
 	.mcgrps = xnic_nl_mcgrps,

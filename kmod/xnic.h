@@ -150,9 +150,9 @@ static inline struct xnic_dev *to_xdev(struct ib_device *ibdev)
 
 /* device.c */
 int xnic_dev_add(const char *name, struct net_device *ndev);
-struct xnic_dev *xnic_dev_find(const char *name);
-struct xnic_dev *xnic_dev_find_index(u32 index);
-struct xnic_dev *xnic_dev_nth(unsigned int n);
+struct xnic_dev *xnic_dev_find(const struct net *net, const char *name);
+struct xnic_dev *xnic_dev_find_index(const struct net *net, u32 index);
+struct xnic_dev *xnic_dev_nth(const struct net *net, unsigned int n);
 void xnic_dev_remove_all(void);
 void xnic_dev_schedule_unregister(struct xnic_dev *xdev);
 int xnic_dev_init(void);
@@ -195,5 +195,15 @@ void xnic_nl_link_bond_event(struct xnic_link *link, int event);
 struct xnic_tp_peer_info;
 void xnic_nl_peer_event(struct xnic_dev *xdev,
 			const struct xnic_tp_peer_info *pi, int event);
+
+/* netns.c: network namespaces of devices, events and member links */
+struct net *xnic_dev_net(const struct xnic_dev *xdev);
+bool xnic_dev_net_shared(const struct xnic_dev *xdev);
+bool xnic_dev_visible(const struct xnic_dev *xdev, const struct net *net);
+bool xnic_nl_has_listeners(const struct xnic_dev *xdev, unsigned int group);
+void xnic_nl_multicast(const struct xnic_dev *xdev, struct sk_buff *skb,
+		       unsigned int group);
+void xnic_link_netns_leave(struct xnic_link *link);
+void xnic_link_netns_enter(struct xnic_link *link);
 
 #endif /* XNIC_H */

@@ -11,7 +11,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 KSFT_SKIP=4
-[[ -x tools/xnictl && -x tools/xnic-perf && -x coll/xnic-allreduce ]] ||
+[[ -x tools/xnictl && -x tools/xnic-perf && -x coll/xnic-allreduce &&
+   -x tools/xnic-coll-rank ]] ||
 	{ echo "SKIP: tools not built"; exit $KSFT_SKIP; }
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -17,6 +17,13 @@
  *  - Replies carry XNIC_A_DEV_INDEX and XNIC_A_DEV_NAME first, then the
  *    command's attributes. New attributes are only ever appended; clients
  *    ignore attributes they do not know.
+ *  - Network namespaces: the family works in every namespace. A request
+ *    sees only the devices the RDMA core lets its socket's namespace see
+ *    (all of them in "shared" mode, the namespace's own in "exclusive"
+ *    mode: rdma_dev_access_netns()); any other device is ENODEV, and dumps
+ *    skip it. Netdev names and indexes (LINK_ADD, LINK_DEL) are looked up
+ *    in that namespace too. Events go to the device's namespace
+ *    (exclusive mode) or to every namespace (shared mode).
  */
 #ifndef XNIC_NETLINK_USER_H
 #define XNIC_NETLINK_USER_H
