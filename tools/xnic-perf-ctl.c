@@ -26,19 +26,21 @@
 
 #define die(...)	xnic_tool_die(1, __VA_ARGS__)
 
-static void check(int err, const char *what)
+void perf_check(int err, const char *what)
 {
 	if (err < 0)
 		die("%s: %s", what, xnic_strerror(err));
 }
 
-static uint64_t ctl_now_ns(void)
+uint64_t perf_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+#define check(err, what)	perf_check(err, what)
 
 /* ------------------------------- TCP -------------------------------- */
 
@@ -81,7 +83,7 @@ void perf_ctl_tcp_connect(struct perf_ctl *c, const char *host,
 			  unsigned int port)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
-	uint64_t deadline = ctl_now_ns() + CONNECT_RETRY_MS * 1000000ULL;
+	uint64_t deadline = perf_now_ns() + CONNECT_RETRY_MS * 1000000ULL;
 	struct addrinfo *res, *ai;
 	char service[16];
 	int fd = -1, err, last = 0;
@@ -107,7 +109,7 @@ void perf_ctl_tcp_connect(struct perf_ctl *c, const char *host,
 			close(fd);
 			fd = -1;
 		}
-		if (fd >= 0 || last != ECONNREFUSED || ctl_now_ns() > deadline)
+		if (fd >= 0 || last != ECONNREFUSED || perf_now_ns() > deadline)
 			break;
 		usleep(100000);
 	}

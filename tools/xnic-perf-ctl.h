@@ -70,6 +70,11 @@ bool perf_ctl_pending(struct perf_ctl *c);
 /* Close the channel (before the device). */
 void perf_ctl_close(struct perf_ctl *c);
 
+/* Exit with "WHAT: message of ERR" when @err is a negative errno. */
+void perf_check(int err, const char *what);
+/* CLOCK_MONOTONIC, ns. */
+uint64_t perf_now_ns(void);
+
 /* How long a CM connect or accept may take, ms. */
 #define PERF_CM_TIMEOUT_MS	10000
 

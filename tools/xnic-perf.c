@@ -63,6 +63,7 @@
 #define ALL_MAX_SIZE		(8U << 20)
 #define PROGRESS_TIMEOUT_NS	(10ULL * 1000000000ULL)
 #define MAX_SAMPLES		(16U << 20)
+#define CONNECT_RETRY_MS	10000	/* a client waits this long for its server */
 /* --cm: the service id is this plus the port number (-p) */
 #define PERF_CM_SID_BASE	0x5850455246000000ULL	/* "XPERF" */
 #define PERF_CM_MAGIC		0x58505246U		/* "XPRF" */
@@ -214,19 +215,8 @@ static const char *prog = "xnic-perf";
 
 #define die(...)	xnic_tool_die(1, __VA_ARGS__)
 
-static void check(int err, const char *what)
-{
-	if (err < 0)
-		die("%s: %s", what, xnic_strerror(err));
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#define check(err, what)	perf_check(err, what)
+#define now_ns()		perf_now_ns()
 
 static inline void cpu_relax(void)
 {
@@ -1192,6 +1182,7 @@ static void client_tcp(struct perf *p, const struct opts *o)
 
 static void client_cm(struct perf *p, const struct opts *o)
 {
+	uint64_t deadline = now_ns() + CONNECT_RETRY_MS * 1000000ULL;
 	uint64_t sid = PERF_CM_SID_BASE + o->port;
 	struct xnic_cm_reply rep;
 	const struct wire_cm *w;
@@ -1199,8 +1190,16 @@ static void client_cm(struct perf *p, const struct opts *o)
 	int err;
 
 	fill_cm(p, &mine, CM_KIND_TEST);
-	err = xnic_cm_connect(p->ctx, p->qp, o->node, sid, &mine, sizeof(mine),
-			      PERF_CM_TIMEOUT_MS, &rep);
+	/* The server may still be starting: retry while nobody listens. */
+	for (;;) {
+		err = xnic_cm_connect(p->ctx, p->qp, o->node, sid, &mine,
+				      sizeof(mine), PERF_CM_TIMEOUT_MS, &rep);
+		if (err != -ECONNREFUSED ||
+		    rep.reject_reason != XNIC_CM_REJ_NO_LISTENER ||
+		    now_ns() > deadline)
+			break;
+		usleep(100000);
+	}
 	if (err == -ECONNREFUSED)
 		die("node %#x refused the connection to CM service %#" PRIx64 " (reason %u): is an xnic-perf %s server running there with the same -p?",
 		    o->node, sid, rep.reject_reason, o->test->name);
