@@ -115,10 +115,12 @@ static inline uint64_t xnic_tool_num(int status, const char *name,
 {
 	uint64_t v;
 
-	if (xnic_tool_parse_u64(arg, &v, suffix) || v < min || v > max)
-		xnic_tool_die(status, "bad %s '%s' (expected %" PRIu64 "..%" PRIu64 ")",
-			      name, arg, min, max);
-	return v;
+	if (!xnic_tool_parse_u64(arg, &v, suffix) && v >= min && v <= max)
+		return v;
+	if (!min && max == UINT64_MAX)
+		xnic_tool_die(status, "bad %s '%s'", name, arg);
+	xnic_tool_die(status, "bad %s '%s' (expected %" PRIu64 "..%" PRIu64 ")",
+		      name, arg, min, max);
 }
 
 #endif /* XNIC_TOOL_H */
