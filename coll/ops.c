@@ -64,6 +64,49 @@ static bool xnic_coll_rs_ready(struct xnic_comm *c, int r)
 	       tx->posted - tx->done < c->lay.slots;
 }
 
+/* Whether our next produced chunk may be posted to peer @r now. */
+static bool xnic_coll_ag_ready(struct xnic_comm *c, struct xnic_coll_job *op,
+			       int r)
+{
+	struct xnic_coll_peer *p = &c->peers[r];
+	struct xnic_coll_chan_tx *tx = &p->tx[XNIC_COLL_CH_COPY];
+
+	return p->cp_sent < op->produced &&
+	       tx->posted - tx->credit < c->lay.slots;
+}
+
+/*
+ * The peer to post to next on channel @ch (XNIC_COLL_CH_RS: parts,
+ * XNIC_COLL_CH_COPY: produced chunks), among those ready for it and not
+ * marked @full (SQ full): the least served so far, lowest chunk index
+ * first, ties in rank order after ours. Return: its rank, or -1.
+ */
+static int xnic_coll_pick(struct xnic_comm *c, struct xnic_coll_job *op,
+			  unsigned int ch, const bool *full)
+{
+	size_t sent, best_sent = 0;
+	int k, r, best = -1;
+	bool ready;
+
+	for (k = 1; k < c->nranks; k++) {
+		r = (c->rank + k) % c->nranks;
+		if (full[r])
+			continue;
+		if (ch == XNIC_COLL_CH_RS) {
+			ready = xnic_coll_rs_ready(c, r);
+			sent = c->peers[r].rs_sent;
+		} else {
+			ready = xnic_coll_ag_ready(c, op, r);
+			sent = c->peers[r].cp_sent;
+		}
+		if (ready && (best < 0 || sent < best_sent)) {
+			best = r;
+			best_sent = sent;
+		}
+	}
+	return best;
+}
+
 /*
  * Step 1: post RS parts while slots and budget allow, lowest chunk index
  * first (ties in rank order after ours), so that chunk c of every shard
@@ -75,19 +118,12 @@ static int xnic_coll_rs_send(struct xnic_comm *c, struct xnic_coll_job *op)
 	unsigned int slots = c->lay.slots, s;
 	struct xnic_coll_chan_tx *tx;
 	struct xnic_coll_peer *p;
-	int k, r, best, err;
+	int best, err;
 	size_t n;
 	char *dst;
 
 	for (;;) {
-		best = -1;
-		for (k = 1; k < c->nranks; k++) {
-			r = (c->rank + k) % c->nranks;
-			if (full[r] || !xnic_coll_rs_ready(c, r))
-				continue;
-			if (best < 0 || c->peers[r].rs_sent < c->peers[best].rs_sent)
-				best = r;
-		}
+		best = xnic_coll_pick(c, op, XNIC_COLL_CH_RS, full);
 		if (best < 0)
 			return 0;
 		p = &c->peers[best];
@@ -192,17 +228,6 @@ static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
 	return 0;
 }
 
-/* Whether our next produced chunk may be posted to peer @r now. */
-static bool xnic_coll_ag_ready(struct xnic_comm *c, struct xnic_coll_job *op,
-			       int r)
-{
-	struct xnic_coll_peer *p = &c->peers[r];
-	struct xnic_coll_chan_tx *tx = &p->tx[XNIC_COLL_CH_COPY];
-
-	return p->cp_sent < op->produced &&
-	       tx->posted - tx->credit < c->lay.slots;
-}
-
 /* Step 3: post our produced chunks to every peer, oldest chunk first. */
 static int xnic_coll_ag_send(struct xnic_comm *c, struct xnic_coll_job *op)
 {
@@ -210,18 +235,11 @@ static int xnic_coll_ag_send(struct xnic_comm *c, struct xnic_coll_job *op)
 	unsigned int slots = c->lay.slots, s, ls;
 	struct xnic_coll_chan_tx *tx;
 	struct xnic_coll_peer *p;
-	int k, r, best, err;
+	int best, err;
 	size_t n;
 
 	for (;;) {
-		best = -1;
-		for (k = 1; k < c->nranks; k++) {
-			r = (c->rank + k) % c->nranks;
-			if (full[r] || !xnic_coll_ag_ready(c, op, r))
-				continue;
-			if (best < 0 || c->peers[r].cp_sent < c->peers[best].cp_sent)
-				best = r;
-		}
+		best = xnic_coll_pick(c, op, XNIC_COLL_CH_COPY, full);
 		if (best < 0)
 			return 0;
 		p = &c->peers[best];

@@ -29,6 +29,7 @@
 
 #include "xnic.h"
 #include "xnic_coll.h"
+#include "../tools/xnic_tool.h"
 
 #define MAX_ITERS	1000
 #define MSG_LEN		512
@@ -100,45 +101,16 @@ static void usage(FILE *f)
 "  --timeout SEC         communicator timeout (default 30)\n"
 "  --spin-us US          busy-poll before sleeping (default 0)\n"
 "  --max-inflight BYTES  most bytes of writes in flight per rank (default\n"
-"                        1Mi; 0: no limit but the slots)\n"
+"                        4Mi; 0: no limit but the slots)\n"
 "  --json                one JSON line instead of the text report\n",
 		prog);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
+#define die(...)	xnic_tool_die(2, __VA_ARGS__)
 
 static uint64_t parse_size(const char *s, const char *what)
 {
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		die("bad %s '%s'", what, s);
-	if (*end && strchr("kKmMgG", *end)) {
-		mul = 1ULL << (*end == 'k' || *end == 'K' ? 10 :
-			       *end == 'm' || *end == 'M' ? 20 : 30);
-		end++;
-		if (*end == 'i')
-			end++;
-	}
-	if (*end || (v && mul > UINT64_MAX / v))
-		die("bad %s '%s'", what, s);
-	return v * mul;
+	return xnic_tool_num(2, what, s, 0, UINT64_MAX, true);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)

@@ -43,7 +43,7 @@ extern "C" {
 #define XNIC_COLL_DEF_CHUNK	(1U << 20)	/* bytes per pipelined chunk */
 #define XNIC_COLL_DEF_SLOTS	2		/* chunks in flight per channel */
 #define XNIC_COLL_DEF_TIMEOUT	30000		/* ms without progress */
-#define XNIC_COLL_DEF_INFLIGHT	(1U << 20)	/* bytes of writes in flight */
+#define XNIC_COLL_DEF_INFLIGHT	(4U << 20)	/* bytes of writes in flight */
 
 /**
  * enum xnic_coll_dtype - element types

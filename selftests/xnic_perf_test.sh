@@ -3,7 +3,10 @@
 #
 # xnic_perf_test.sh - tools/xnic-perf end to end between two xnic devices on
 # a veth pair: every test runs, both sides exit 0, and the client prints one
-# well-formed JSON result per size. Runs as root in the test VM.
+# well-formed JSON result per size; the same over the fabric's connection
+# manager (--cm: no TCP, the cm_established counter counts both QPs
+# of each run), and the failures of each (no server). Runs as root in the
+# test VM.
 set -u
 KSFT_SKIP=4
 cd "$(dirname "$0")/.."
@@ -34,13 +37,21 @@ for i in $(seq 50); do
 done
 
 fail=0
+CM=()		# --cm: the runs go through the CM
 # name, then client options
 run() {
 	local t=$1 spid crc src n
 	shift
-	timeout 60 $PERF "$t" -d "$DB" -p $PORT >"$srv" 2>&1 &
+	timeout 60 $PERF "$t" -d "$DB" -p $PORT "${CM[@]}" >"$srv" 2>&1 &
 	spid=$!
-	timeout 60 $PERF "$t" -d "$DA" -p $PORT --json "$@" 127.0.0.1 >"$out" 2>&1
+	if ((${#CM[@]})); then
+		# (a client refused for want of a listener retries for 10 s)
+		timeout 60 $PERF "$t" -d "$DA" -p $PORT --json "$@" --cm \
+			"$NODE_B" >"$out" 2>&1
+	else
+		timeout 60 $PERF "$t" -d "$DA" -p $PORT --json "$@" 127.0.0.1 \
+			>"$out" 2>&1
+	fi
 	crc=$?
 	wait $spid
 	src=$?
@@ -63,6 +74,47 @@ run read_bw -n 100 -s 8192 -e
 run send_bw -n 100 -s 8192 -e
 run send_bw -D 1 -s 1000 -e
 run write_bw -n 10 -e -a
+
+# Over the CM: the node id of B from xnictl; every test again.
+node_of() {
+	tools/xnictl -j show "$1" | grep -o '"node_id": *[0-9]*' | grep -o '[0-9]*$'
+}
+cm_est() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/cm_established"; }
+NODE_B=$(node_of "$DB")
+if [[ -z $NODE_B ]]; then
+	echo "not ok: no node id for $DB from xnictl"
+	fail=1
+else
+	CM=(--cm)
+	est0=$(cm_est "$DB")
+	run write_lat -n 50
+	run send_lat -n 50 -e
+	run read_lat -n 50 -s 4096 -e
+	run write_bw -n 100 -s 1M -e
+	run read_bw -n 100 -s 8192 -e
+	run send_bw -D 1 -s 1000 -e
+	run write_bw -n 10 -e -a
+	est1=$(cm_est "$DB")
+	# 7 runs, 2 QPs each (test and control), established on B's side.
+	if [[ -z $est0 || -z $est1 ]] || ((est1 - est0 != 14)); then
+		echo "not ok: cm_established of $DB went from '$est0' to '$est1', expected +14"
+		fail=1
+	else
+		echo "ok: cm_established +14 on $DB"
+	fi
+	CM=()
+	# No server: refused (after 10 s of retries), with a message.
+	if timeout 30 $PERF write_lat -d "$DA" -p $((PORT + 1)) --cm "$NODE_B" \
+		>"$out" 2>&1; then
+		echo "not ok: a CM client without a server succeeded"
+		fail=1
+	elif ! grep -q "refused the connection" "$out"; then
+		echo "not ok: no clear message without a CM server:"; cat "$out"
+		fail=1
+	else
+		echo "ok: a CM client without a server fails: $(head -c 120 "$out")"
+	fi
+fi
 
 # A client with no server fails with a message and a non-zero status.
 if timeout 30 $PERF write_lat -d "$DA" -p $((PORT + 1)) 127.0.0.1 >"$out" 2>&1; then

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../coll/xnic_coll.h"
+#include "xnic_tool.h"
 
 #define MSG_LEN	400
 #define DEF_SERVICE	0x58434f4c4c000000ULL	/* "XCOLL" */
@@ -67,31 +68,12 @@ static void usage(FILE *f)
 		prog, DEF_SERVICE);
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
+#define die(...)	xnic_tool_die(2, __VA_ARGS__)
 
 static unsigned long long num(const char *s, const char *what,
 			      unsigned long long max)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v > max)
-		die("bad %s '%s'", what, s);
-	return v;
+	return xnic_tool_num(2, what, s, 0, max, false);
 }
 
 /* cm:NODE0,NODE1,...: exactly --nodes node ids (1..65535). */

@@ -7,7 +7,16 @@
  *   client:  xnic-perf write_lat -d xnic0 127.0.0.1
  *
  * The two sides meet over TCP (default port 18515, as perftest) to swap
- * node id, QPN, PSN, buffer address and rkey, then move data with libxnic's
+ * node id, QPN, PSN, buffer address and rkey, or, with --cm, through the
+ * fabric's connection manager with no IP at all:
+ *
+ *   server:  xnic-perf write_bw -d xnic1 --cm
+ *   client:  xnic-perf write_bw -d xnic0 --cm NODE_ID_OF_XNIC1
+ *
+ * (the test's QP is connected by the CM with the buffer's address, rkey
+ * and length and the test parameters in the private data; a second QP,
+ * also connected by the CM, carries the control messages that TCP carries
+ * otherwise: xnic-perf-ctl.c). Then data moves with libxnic's
  * zero-syscall datapath. The server takes the test parameters from the
  * client; the client prints the results.
  *
@@ -38,6 +47,8 @@
 #include <unistd.h>
 
 #include "xnic.h"
+#include "xnic-perf-ctl.h"
+#include "xnic_tool.h"
 
 #define PERF_MAGIC		0x584e4943504552ULL	/* "XNICPER" */
 #define PERF_VERSION		1
@@ -51,8 +62,11 @@
 #define ALL_MIN_SIZE		2
 #define ALL_MAX_SIZE		(8U << 20)
 #define PROGRESS_TIMEOUT_NS	(10ULL * 1000000000ULL)
-#define CONNECT_RETRY_MS	10000
 #define MAX_SAMPLES		(16U << 20)
+#define CONNECT_RETRY_MS	10000	/* a client waits this long for its server */
+/* --cm: the service id is this plus the port number (-p) */
+#define PERF_CM_SID_BASE	0x5850455246000000ULL	/* "XPERF" */
+#define PERF_CM_MAGIC		0x58505246U		/* "XPRF" */
 
 enum verb { VERB_WRITE, VERB_READ, VERB_SEND };
 
@@ -90,6 +104,8 @@ struct opts {
 	bool size_set;
 	bool iters_set;
 	unsigned int tclass;
+	bool cm;
+	uint32_t node;
 };
 
 /* Exchanged once each way at connection time; every field big-endian. */
@@ -112,6 +128,34 @@ struct wire_hello {
 	uint32_t events;
 	uint32_t reserved;
 };
+
+/*
+ * --cm: private data of the test QP's REQ (client: its parameters and
+ * buffer) and REP (server: its buffer), and of the control QP's REQ.
+ * Big-endian; 52 bytes of the CM's 64.
+ */
+struct wire_cm {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t test;
+	uint8_t kind;		/* CM_KIND_* */
+	uint8_t flags;		/* CM_F_* */
+	uint64_t addr;		/* the buffer the peer writes to / reads */
+	uint64_t buf_size;
+	uint32_t rkey;
+	uint32_t duration;
+	uint64_t size;
+	uint64_t iters;
+	uint16_t tx_depth;
+	uint16_t rx_depth;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct wire_cm) <= XNIC_CM_PRIVATE_MAX,
+	       "struct wire_cm does not fit the CM's private data");
+
+enum { CM_KIND_TEST = 1, CM_KIND_CTL };
+#define CM_F_ALL	0x1
+#define CM_F_EVENTS	0x2
 
 enum msg_type { MSG_RUN = 1, MSG_READY, MSG_DONE, MSG_ACK, MSG_BYE };
 
@@ -137,7 +181,7 @@ struct perf {
 	size_t half;
 	uint64_t remote_addr;
 	uint32_t remote_rkey;
-	int sock;
+	struct perf_ctl ctl;
 	unsigned int window;
 	unsigned int cq_mod;
 	/* per run */
@@ -169,32 +213,10 @@ static const char *prog = "xnic-perf";
 #define IDLE_YIELD_MASK	15
 #define CLOCK_MASK	4095
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die(const char *fmt, ...)
-{
-	va_list ap;
+#define die(...)	xnic_tool_die(1, __VA_ARGS__)
 
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static void check(int err, const char *what)
-{
-	if (err < 0)
-		die("%s: %s", what, xnic_strerror(err));
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#define check(err, what)	perf_check(err, what)
+#define now_ns()		perf_now_ns()
 
 static inline void cpu_relax(void)
 {
@@ -209,8 +231,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s TEST [options] [SERVER_ADDR]\n"
+"       %s TEST [options] --cm [SERVER_NODE]\n"
 "  TEST: write_lat write_bw read_lat read_bw send_lat send_bw\n"
-"  Without SERVER_ADDR: server (waits for one client); with it: client.\n"
+"  Without SERVER_ADDR (SERVER_NODE): server (waits for one client); with\n"
+"  it: client. The sides meet over TCP, or with --cm through the fabric's\n"
+"  connection manager (no IP: the client names the server's node id).\n"
 "options:\n"
 "  -d, --dev DEV        xnic device (default xnic0)\n"
 "  -s, --size BYTES     message size (default 2 for *_lat, 65536 for *_bw;\n"
@@ -218,7 +243,9 @@ static void usage(FILE *f)
 "  -n, --iters N        iterations per size (default 1000 lat, 5000 bw)\n"
 "  -a, --all            all sizes from 2 to 8 MiB by powers of 2\n"
 "  -D, --duration SEC   run each size for SEC seconds instead of -n\n"
-"  -p, --port PORT      TCP port of the out-of-band exchange (default %u)\n"
+"  -p, --port PORT      TCP port of the out-of-band exchange (default %u);\n"
+"                       with --cm the CM service id is %#llx + PORT\n"
+"      --cm             connect through the fabric's connection manager\n"
 "  -t, --tx-depth N     outstanding WQEs in bandwidth tests (default %u)\n"
 "  -r, --rx-depth N     receive WQEs posted in send tests (default %u)\n"
 "  -e, --events         sleep on completion events (xnic_cq_wait) instead\n"
@@ -229,60 +256,14 @@ static void usage(FILE *f)
 "  -h, --help           this text\n"
 "The server takes -s, -n, -a, -D, -t, -r and -e from the client\n"
 "(not --tclass: give it to each side).\n",
-		prog, DEF_PORT, DEF_TX_DEPTH, DEF_RX_DEPTH);
-}
-
-static int parse_u64(const char *s, uint64_t *v, bool suffix)
-{
-	unsigned long long x;
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	x = strtoull(s, &end, 0);
-	if (errno)
-		return -EINVAL;
-	if (suffix && *end) {
-		unsigned int sh = 0;
-
-		switch (*end | 0x20) {	/* lower case */
-		case 'k':
-			sh = 10;
-			break;
-		case 'm':
-			sh = 20;
-			break;
-		case 'g':
-			sh = 30;
-			break;
-		default:
-			return -EINVAL;
-		}
-		if (x > (UINT64_MAX >> sh))
-			return -EINVAL;
-		x <<= sh;
-		end++;
-		if (*end == 'i' && end[1] == 'B')
-			end += 2;
-		else if (*end == 'B')
-			end++;
-	}
-	if (*end)
-		return -EINVAL;
-	*v = x;
-	return 0;
+		prog, prog, DEF_PORT, (unsigned long long)PERF_CM_SID_BASE,
+		DEF_TX_DEPTH, DEF_RX_DEPTH);
 }
 
 static uint64_t opt_num(const char *name, const char *arg, uint64_t min,
 			uint64_t max, bool suffix)
 {
-	uint64_t v;
-
-	if (parse_u64(arg, &v, suffix) || v < min || v > max)
-		die("bad %s '%s' (expected %" PRIu64 "..%" PRIu64 ")", name,
-		    arg, min, max);
-	return v;
+	return xnic_tool_num(1, name, arg, min, max, suffix);
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -299,6 +280,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, 'J' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "tclass", required_argument, NULL, 'C' },
+		{ "cm", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -360,6 +342,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 							  XNIC_TCLASS_BULK,
 							  false);
 			break;
+		case 'M':
+			o->cm = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -380,6 +365,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die("unknown test '%s' (try -h)", name);
 	if (optind < argc)
 		o->server = argv[optind++];
+	if (o->cm && o->server)
+		o->node = (uint32_t)opt_num("node id", o->server, 1, 0xffff,
+					    false);
 	if (optind < argc)
 		die("unexpected argument '%s'", argv[optind]);
 	if (o->all && o->size_set)
@@ -394,54 +382,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->iters = o->test->lat ? DEF_LAT_ITERS : DEF_BW_ITERS;
 }
 
-/* ------------------------------- TCP -------------------------------- */
+/* -------------------------- control messages ------------------------ */
 
-static void sock_write(int fd, const void *buf, size_t len, const char *what)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die("sending %s to the peer: %s", what,
-			    n < 0 ? strerror(errno) : "connection closed");
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void sock_read(int fd, void *buf, size_t len, const char *what)
-{
-	char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die("receiving %s from the peer: %s", what,
-			    n < 0 ? strerror(errno) : "connection closed");
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-/* Has the peer sent something (a DONE) we have not read yet? */
-static bool sock_pending(int fd)
-{
-	char c;
-	ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-
-	if (n == 0)
-		die("the peer closed the connection");
-	return n > 0;
-}
-
-static void send_msg(int fd, uint32_t type, uint64_t a, uint64_t b)
+static void send_msg(struct perf_ctl *c, uint32_t type, uint64_t a, uint64_t b)
 {
 	struct wire_msg m = {
 		.type = htonl(type),
@@ -449,14 +392,14 @@ static void send_msg(int fd, uint32_t type, uint64_t a, uint64_t b)
 		.b = htobe64(b),
 	};
 
-	sock_write(fd, &m, sizeof(m), "a control message");
+	perf_ctl_write(c, &m, sizeof(m), "a control message");
 }
 
-static uint32_t recv_msg(int fd, uint64_t *a, uint64_t *b)
+static uint32_t recv_msg(struct perf_ctl *c, uint64_t *a, uint64_t *b)
 {
 	struct wire_msg m;
 
-	sock_read(fd, &m, sizeof(m), "a control message");
+	perf_ctl_read(c, &m, sizeof(m), "a control message");
 	if (a)
 		*a = be64toh(m.a);
 	if (b)
@@ -464,86 +407,14 @@ static uint32_t recv_msg(int fd, uint64_t *a, uint64_t *b)
 	return ntohl(m.type);
 }
 
-static void expect_msg(int fd, uint32_t type, uint64_t *a, uint64_t *b)
+static void expect_msg(struct perf_ctl *c, uint32_t type, uint64_t *a,
+		       uint64_t *b)
 {
-	uint32_t got = recv_msg(fd, a, b);
+	uint32_t got = recv_msg(c, a, b);
 
 	if (got != type)
 		die("protocol error: control message %u, expected %u", got,
 		    type);
-}
-
-static void sock_setup(int fd)
-{
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static int tcp_listen_accept(unsigned int port)
-{
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_port = htons((uint16_t)port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	int one = 1, ls, fd;
-
-	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (ls < 0)
-		die("socket: %s", strerror(errno));
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("bind to TCP port %u: %s", port, strerror(errno));
-	if (listen(ls, 1) < 0)
-		die("listen: %s", strerror(errno));
-	do {
-		fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		die("accept: %s", strerror(errno));
-	close(ls);
-	sock_setup(fd);
-	return fd;
-}
-
-static int tcp_connect(const char *host, unsigned int port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
-	uint64_t deadline = now_ns() + CONNECT_RETRY_MS * 1000000ULL;
-	struct addrinfo *res, *ai;
-	char service[16];
-	int fd = -1, err, last = 0;
-
-	snprintf(service, sizeof(service), "%u", port);
-	err = getaddrinfo(host, service, &hints, &res);
-	if (err)
-		die("cannot resolve '%s': %s", host, gai_strerror(err));
-	/* The server may still be starting: retry a refused connection. */
-	for (;;) {
-		for (ai = res; ai; ai = ai->ai_next) {
-			fd = socket(ai->ai_family,
-				    ai->ai_socktype | SOCK_CLOEXEC,
-				    ai->ai_protocol);
-			if (fd < 0) {
-				last = errno;
-				continue;
-			}
-			if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
-				break;
-			last = errno;
-			close(fd);
-			fd = -1;
-		}
-		if (fd >= 0 || last != ECONNREFUSED || now_ns() > deadline)
-			break;
-		usleep(100000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		die("connect to %s port %u: %s", host, port, strerror(last));
-	sock_setup(fd);
-	return fd;
 }
 
 /* ------------------------------ verbs ------------------------------- */
@@ -800,7 +671,7 @@ static bool wait_for(struct perf *p, enum wait_kind kind, const uint8_t *byte,
 		if (!(spins & YIELD_MASK))
 			sched_yield();
 		if (!(spins & 4095)) {
-			if (p->server && sock_pending(p->sock))
+			if (p->server && perf_ctl_pending(&p->ctl))
 				return false;
 			if (!start)
 				start = now_ns();
@@ -1007,7 +878,7 @@ static uint64_t run_bw_server(struct perf *p, uint64_t *sent)
 	uint64_t deadline;
 
 	if (p->o->test->verb != VERB_SEND) {
-		expect_msg(p->sock, MSG_DONE, sent, NULL);
+		expect_msg(&p->ctl, MSG_DONE, sent, NULL);
 		return 0;
 	}
 	for (;;) {
@@ -1015,14 +886,14 @@ static uint64_t run_bw_server(struct perf *p, uint64_t *sent)
 			continue;
 		++idle;
 		if (!(idle & 1023) || p->o->events) {
-			if (sock_pending(p->sock))
+			if (perf_ctl_pending(&p->ctl))
 				break;
 		}
 		if (!(idle & IDLE_YIELD_MASK))
 			sched_yield();
 		idle_wait(p);
 	}
-	expect_msg(p->sock, MSG_DONE, sent, NULL);
+	expect_msg(&p->ctl, MSG_DONE, sent, NULL);
 	/* Every SEND the client saw complete has been received. */
 	deadline = now_ns() + 2000000000ULL;
 	while (p->recvs < *sent && now_ns() < deadline)
@@ -1117,79 +988,246 @@ static size_t max_size_of(const struct opts *o)
 	return o->all ? ALL_MAX_SIZE : (size_t)o->size;
 }
 
-static int run_server(struct opts *o)
+/* The server takes the client's parameters. */
+static void take_params(struct opts *o, uint64_t size, uint64_t iters,
+			uint32_t duration, bool all, uint32_t tx_depth,
+			uint32_t rx_depth, bool events)
 {
-	struct perf p = { .o = o, .server = true };
-	struct wire_hello mine, peer;
-	uint64_t size, iters, sent, got;
-	uint32_t psn = (uint32_t)lrand48() & 0xffffff, type;
-	size_t max_size;
-
-	if (!o->json)
-		fprintf(stderr, "%s: %s server waiting on TCP port %u\n", prog,
-			o->test->name, o->port);
-	p.sock = tcp_listen_accept(o->port);
-	sock_read(p.sock, &peer, sizeof(peer), "the client's parameters");
-	check_hello(&peer, o);
-	/* The client's parameters rule. */
-	o->size = be64toh(peer.size);
-	o->iters = be64toh(peer.iters);
-	o->duration = ntohl(peer.duration);
-	o->all = ntohl(peer.all);
-	o->tx_depth = ntohl(peer.tx_depth);
-	o->rx_depth = ntohl(peer.rx_depth);
-	o->events = ntohl(peer.events) != 0;
-	max_size = max_size_of(o);
+	o->size = size;
+	o->iters = iters;
+	o->duration = duration;
+	o->all = all;
+	o->tx_depth = tx_depth;
+	o->rx_depth = rx_depth;
+	o->events = events;
 	if (!o->size || o->size > (1ULL << 31) || !o->tx_depth ||
 	    o->tx_depth > XNIC_MAX_QP_WR || !o->rx_depth ||
 	    o->rx_depth > XNIC_MAX_QP_WR)
 		die("the client sent bad parameters");
+}
 
-	setup_device(&p, max_size, o->tx_depth, o->rx_depth);
-	connect_qp(&p, &peer, psn);
+static void server_tcp(struct perf *p, struct opts *o)
+{
+	struct wire_hello mine, peer;
+	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
+
+	if (!o->json)
+		fprintf(stderr, "%s: %s server waiting on TCP port %u\n", prog,
+			o->test->name, o->port);
+	perf_ctl_tcp_accept(&p->ctl, o->port);
+	perf_ctl_read(&p->ctl, &peer, sizeof(peer), "the client's parameters");
+	check_hello(&peer, o);
+	take_params(o, be64toh(peer.size), be64toh(peer.iters),
+		    ntohl(peer.duration), ntohl(peer.all) != 0,
+		    ntohl(peer.tx_depth), ntohl(peer.rx_depth),
+		    ntohl(peer.events) != 0);
+	setup_device(p, max_size_of(o), o->tx_depth, o->rx_depth);
+	connect_qp(p, &peer, psn);
 	if (o->test->verb == VERB_SEND)
-		post_recvs(&p, p.qp->rq.entries);
-	fill_hello(&p, &mine, psn);
-	sock_write(p.sock, &mine, sizeof(mine), "the server's parameters");
+		post_recvs(p, p->qp->rq.entries);
+	fill_hello(p, &mine, psn);
+	perf_ctl_write(&p->ctl, &mine, sizeof(mine), "the server's parameters");
+}
+
+static void fill_cm(struct perf *p, struct wire_cm *w, uint8_t kind)
+{
+	const struct opts *o = p->o;
+
+	memset(w, 0, sizeof(*w));
+	w->magic = htonl(PERF_CM_MAGIC);
+	w->version = PERF_VERSION;
+	w->test = (uint8_t)(o->test - tests);
+	w->kind = kind;
+	if (kind != CM_KIND_TEST)
+		return;
+	w->flags = (o->all ? CM_F_ALL : 0) | (o->events ? CM_F_EVENTS : 0);
+	w->addr = htobe64((uintptr_t)p->buf);
+	w->buf_size = htobe64(p->half);
+	w->rkey = htonl(p->mr->rkey);
+	w->duration = htonl(o->duration);
+	w->size = htobe64(o->size);
+	w->iters = htobe64(o->iters);
+	w->tx_depth = htons((uint16_t)o->tx_depth);
+	w->rx_depth = htons((uint16_t)o->rx_depth);
+}
+
+/* Private data of a REQ or REP: NULL when it is not ours or not @kind. */
+static const struct wire_cm *check_cm(const struct opts *o, const void *priv,
+				      uint32_t len, uint8_t kind)
+{
+	const struct wire_cm *w = priv;
+
+	if (len < sizeof(*w) || ntohl(w->magic) != PERF_CM_MAGIC ||
+	    w->version != PERF_VERSION || w->kind != kind)
+		return NULL;
+	if (w->test >= NTESTS || &tests[w->test] != o->test)
+		die("the peer runs %s, this side %s",
+		    w->test < NTESTS ? tests[w->test].name : "an unknown test",
+		    o->test->name);
+	return w;
+}
+
+/* Wait for a request of @kind; refuse any other. */
+static const struct wire_cm *server_cm_request(const struct opts *o,
+					       struct xnic_cm_listener *l,
+					       struct xnic_cm_req *req,
+					       uint8_t kind, int timeout_ms)
+{
+	const struct wire_cm *w;
+	int err;
 
 	for (;;) {
-		type = recv_msg(p.sock, &size, &iters);
+		err = xnic_cm_get_request(l, req, timeout_ms);
+		if (err)
+			die("waiting for a CM request: %s", xnic_strerror(err));
+		w = check_cm(o, req->private_data, req->private_len, kind);
+		if (w)
+			return w;
+		fprintf(stderr, "%s: refusing a request from node %#x that is not xnic-perf's\n",
+			prog, req->remote_node);
+		xnic_cm_reject(req, NULL, 0);
+	}
+}
+
+static void server_cm(struct perf *p, struct opts *o)
+{
+	uint64_t sid = PERF_CM_SID_BASE + o->port;
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	const struct wire_cm *w;
+	struct wire_cm mine;
+	struct xnic_ctx *ctx;
+	int err;
+
+	/* The device is opened twice: to listen now, for the test later. */
+	check(xnic_open(o->dev, &ctx), "opening the device");
+	err = xnic_cm_listen(ctx, sid, &l);
+	if (err)
+		die("listening on CM service %#" PRIx64 " of %s: %s", sid,
+		    o->dev, xnic_strerror(err));
+	if (!o->json)
+		fprintf(stderr, "%s: %s server of node %#x waiting on CM service %#" PRIx64 "\n",
+			prog, o->test->name, xnic_ctx_info(ctx)->node_id, sid);
+	w = server_cm_request(o, l, &req, CM_KIND_TEST, -1);
+	take_params(o, be64toh(w->size), be64toh(w->iters),
+		    ntohl(w->duration), w->flags & CM_F_ALL,
+		    ntohs(w->tx_depth), ntohs(w->rx_depth),
+		    w->flags & CM_F_EVENTS);
+	if (be64toh(w->buf_size) < max_size_of(o))
+		die("the client's buffer is too small");
+	p->remote_addr = be64toh(w->addr);
+	p->remote_rkey = ntohl(w->rkey);
+	setup_device(p, max_size_of(o), o->tx_depth, o->rx_depth);
+	fill_cm(p, &mine, CM_KIND_TEST);
+	err = xnic_cm_accept(&req, p->qp, &mine, sizeof(mine),
+			     PERF_CM_TIMEOUT_MS);
+	if (err)
+		die("accepting node %#x's connection: %s", req.remote_node,
+		    xnic_strerror(err));
+	if (o->test->verb == VERB_SEND)
+		post_recvs(p, p->qp->rq.entries);
+	server_cm_request(o, l, &req, CM_KIND_CTL, PERF_CM_TIMEOUT_MS);
+	perf_ctl_cm_accept(&p->ctl, p->ctx, p->pd, &req);
+	xnic_cm_unlisten(l);
+	xnic_close(ctx);
+}
+
+static int run_server(struct opts *o)
+{
+	struct perf p = { .o = o, .server = true };
+	uint64_t size, iters, sent, got;
+	uint32_t type;
+
+	if (o->cm)
+		server_cm(&p, o);
+	else
+		server_tcp(&p, o);
+
+	for (;;) {
+		type = recv_msg(&p.ctl, &size, &iters);
 		if (type == MSG_BYE)
 			break;
 		if (type != MSG_RUN || !size || size > p.half)
 			die("protocol error: bad control message %u", type);
 		reset_run(&p, size);
-		send_msg(p.sock, MSG_READY, 0, 0);
+		send_msg(&p.ctl, MSG_READY, 0, 0);
 		if (o->test->lat) {
 			run_lat(&p, iters ? iters : UINT64_MAX, 0);
-			expect_msg(p.sock, MSG_DONE, &sent, NULL);
+			expect_msg(&p.ctl, MSG_DONE, &sent, NULL);
 			got = p.recvs;
 		} else {
 			got = run_bw_server(&p, &sent);
 		}
-		send_msg(p.sock, MSG_ACK, got, 0);
+		send_msg(&p.ctl, MSG_ACK, got, 0);
 	}
-	close(p.sock);
+	perf_ctl_close(&p.ctl);
 	xnic_close(p.ctx);
 	return 0;
+}
+
+static void client_tcp(struct perf *p, const struct opts *o)
+{
+	struct wire_hello mine, peer;
+	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
+
+	perf_ctl_tcp_connect(&p->ctl, o->server, o->port);
+	fill_hello(p, &mine, psn);
+	perf_ctl_write(&p->ctl, &mine, sizeof(mine), "the client's parameters");
+	perf_ctl_read(&p->ctl, &peer, sizeof(peer), "the server's parameters");
+	check_hello(&peer, o);
+	if (be64toh(peer.buf_size) < max_size_of(o))
+		die("the server's buffer is too small");
+	connect_qp(p, &peer, psn);
+}
+
+static void client_cm(struct perf *p, const struct opts *o)
+{
+	uint64_t deadline = now_ns() + CONNECT_RETRY_MS * 1000000ULL;
+	uint64_t sid = PERF_CM_SID_BASE + o->port;
+	struct xnic_cm_reply rep;
+	const struct wire_cm *w;
+	struct wire_cm mine;
+	int err;
+
+	fill_cm(p, &mine, CM_KIND_TEST);
+	/* The server may still be starting: retry while nobody listens. */
+	for (;;) {
+		err = xnic_cm_connect(p->ctx, p->qp, o->node, sid, &mine,
+				      sizeof(mine), PERF_CM_TIMEOUT_MS, &rep);
+		if (err != -ECONNREFUSED ||
+		    rep.reject_reason != XNIC_CM_REJ_NO_LISTENER ||
+		    now_ns() > deadline)
+			break;
+		usleep(100000);
+	}
+	if (err == -ECONNREFUSED)
+		die("node %#x refused the connection to CM service %#" PRIx64 " (reason %u): is an xnic-perf %s server running there with the same -p?",
+		    o->node, sid, rep.reject_reason, o->test->name);
+	if (err)
+		die("connecting to node %#x, CM service %#" PRIx64 ": %s",
+		    o->node, sid, xnic_strerror(err));
+	w = check_cm(o, rep.private_data, rep.private_len, CM_KIND_TEST);
+	if (!w)
+		die("node %#x's answer is not xnic-perf's", o->node);
+	if (be64toh(w->buf_size) < max_size_of(o))
+		die("the server's buffer is too small");
+	p->remote_addr = be64toh(w->addr);
+	p->remote_rkey = ntohl(w->rkey);
+	fill_cm(p, &mine, CM_KIND_CTL);
+	perf_ctl_cm_connect(&p->ctl, p->ctx, p->pd, o->node, sid, &mine,
+			    sizeof(mine));
 }
 
 static int run_client(struct opts *o)
 {
 	struct perf p = { .o = o, .server = false };
-	struct wire_hello mine, peer;
-	uint32_t psn = (uint32_t)lrand48() & 0xffffff;
 	uint64_t size, first, last, done, got, t0, t1;
 
 	setup_device(&p, max_size_of(o), o->tx_depth, o->rx_depth);
-	p.sock = tcp_connect(o->server, o->port);
-	fill_hello(&p, &mine, psn);
-	sock_write(p.sock, &mine, sizeof(mine), "the client's parameters");
-	sock_read(p.sock, &peer, sizeof(peer), "the server's parameters");
-	check_hello(&peer, o);
-	if (be64toh(peer.buf_size) < max_size_of(o))
-		die("the server's buffer is too small");
-	connect_qp(&p, &peer, psn);
+	if (o->cm)
+		client_cm(&p, o);
+	else
+		client_tcp(&p, o);
 	if (o->test->verb == VERB_SEND && o->test->lat)
 		post_recvs(&p, p.qp->rq.entries);
 	print_header(&p);
@@ -1198,27 +1236,27 @@ static int run_client(struct opts *o)
 	last = o->all ? ALL_MAX_SIZE : o->size;
 	for (size = first; size <= last; size *= 2) {
 		reset_run(&p, size);
-		send_msg(p.sock, MSG_RUN, size, o->duration ? 0 : o->iters);
-		expect_msg(p.sock, MSG_READY, NULL, NULL);
+		send_msg(&p.ctl, MSG_RUN, size, o->duration ? 0 : o->iters);
+		expect_msg(&p.ctl, MSG_READY, NULL, NULL);
 		if (o->test->lat) {
 			done = run_lat(&p, o->iters, o->duration);
-			send_msg(p.sock, MSG_DONE, done, 0);
-			expect_msg(p.sock, MSG_ACK, &got, NULL);
+			send_msg(&p.ctl, MSG_DONE, done, 0);
+			expect_msg(&p.ctl, MSG_ACK, &got, NULL);
 			report_lat(&p, done);
 		} else {
 			run_bw_client(&p, o->iters, o->duration, &t0, &t1);
-			send_msg(p.sock, MSG_DONE, p.posted, 0);
-			expect_msg(p.sock, MSG_ACK, &got, NULL);
+			send_msg(&p.ctl, MSG_DONE, p.posted, 0);
+			expect_msg(&p.ctl, MSG_ACK, &got, NULL);
 			if (o->test->verb == VERB_SEND && got != p.posted)
 				die("the server received %" PRIu64 " messages, %" PRIu64 " were sent",
 				    got, p.posted);
 			report_bw(&p, p.posted, t0, t1);
 		}
 	}
-	send_msg(p.sock, MSG_BYE, 0, 0);
+	send_msg(&p.ctl, MSG_BYE, 0, 0);
 	if (!o->json)
 		printf("---------------------------------------------------------------------------------------\n");
-	close(p.sock);
+	perf_ctl_close(&p.ctl);
 	xnic_close(p.ctx);
 	free(p.samples);
 	free(p.bw_cnt);

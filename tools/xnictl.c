@@ -28,6 +28,7 @@
 #include <netlink/genl/genl.h>
 
 #include "uapi/xnic-netlink.h"
+#include "xnic_tool.h"
 
 #define XNICTL_VERSION	"0.1.0"
 #define EXIT_KERNEL	1
@@ -53,18 +54,7 @@ usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_KERNEL);
-}
+#define fail(...)	xnic_tool_die(EXIT_KERNEL, __VA_ARGS__)
 
 /* ------------------------------------------------------------ params -- */
 
