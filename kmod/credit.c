@@ -99,9 +99,12 @@ void xnic_credit_dev_init(struct xnic_credit_dev *cd)
 	int k;
 
 	spin_lock_init(&cd->lock);
+	INIT_LIST_HEAD(&cd->lwait);
 	cd->epoch = xnic_credit_epoch();
 	for (k = 0; k < XNIC_CCNT_MAX; k++)
 		atomic64_set(&cd->cnt[k], 0);
+	for (k = 0; k < XNIC_LCNT_MAX; k++)
+		atomic64_set(&cd->lcnt[k], 0);
 }
 
 /**
@@ -254,7 +257,8 @@ void xnic_credit_tx_ack(struct xnic_qp *qp, u32 cum, u16 credits,
  * @qp: the QP
  * @next_psn: its next new PSN
  *
- * Its unused credit is counted returned; a stopped flow has none.
+ * Its unused credit is counted returned; a stopped flow has none. It
+ * no longer waits for link credit either.
  *
  * Context: tp lock held, or the state is no longer shared.
  */
@@ -262,6 +266,7 @@ void xnic_credit_tx_stop(struct xnic_qp *qp, u32 next_psn)
 {
 	struct xnic_credit_qp *c = xnic_cq_of(qp);
 
+	xnic_lcr_qp_stop(qp);
 	if (!c->flow.live)
 		return;
 	if (c->stalled)
@@ -313,6 +318,9 @@ bool xnic_credit_timer(struct xnic_tp_qp *tp)
 	struct xnic_credit_qp *c = &tp->cr;
 	struct xnic_tx *tx = &tp->tx;
 
+	/* Link credit came without a wakeup (xnic_lcr_qp_timer()). */
+	if (xnic_lcr_qp_timer(tp))
+		return true;
 	if (!c->stalled || !tx->started ||
 	    xnic_qp_state(tp->qp) != IB_QPS_RTS)
 		return false;

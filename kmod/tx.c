@@ -388,6 +388,8 @@ static void xnic_tx_read_range(const struct xnic_tx *tx,
 	*len = end - first;
 }
 
+static void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode);
+
 /*
  * (Re)transmit PSN @psn. Return 0 (also when the frame was lost on the
  * way out, or could not be allocated: that is recovered like loss), or
@@ -428,7 +430,13 @@ static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		if (!skb)
 			goto nomem;
 	}
-	xnic_tp_send(qp, tx->remote_node, skb, &i);
+	if (xnic_tp_send(qp, tx->remote_node, skb, &i) == -EAGAIN) {
+		/* No link credit after all: it goes out with a resend. */
+		s->sent = 0;
+		s->link = XNIC_BOND_NO_LINK;
+		xnic_tx_resend_from(tx, psn, XNIC_RETX_OLD);
+		return 0;
+	}
 	s->link = tx->last_link;
 	return 0;
 
@@ -521,6 +529,9 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 			tx->resending = false;
 			break;
 		}
+		/* No link credit: the resend waits (link_credit.c). */
+		if (!xnic_lcr_qp_ok(qp, tx->remote_node))
+			break;
 		tx->retx_next++;
 		s = xnic_tx_slot(tx, psn);
 		if (s->done)
@@ -744,7 +755,8 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 	w = xnic_tx_wqe(tx, tx->cur);
 	return w->status ||
 	       ((!xnic_wr_is_read(w) || tx->reads < tx->max_reads) &&
-		xnic_credit_tx_ok(qp, tx->next_psn));
+		xnic_credit_tx_ok(qp, tx->next_psn) &&
+		xnic_lcr_qp_ok(qp, tx->remote_node));
 }
 
 /*
@@ -778,7 +790,8 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 		}
 		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
 		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads) ||
-		    !xnic_credit_tx_ok(qp, tx->next_psn))
+		    !xnic_credit_tx_ok(qp, tx->next_psn) ||
+		    !xnic_lcr_qp_ok(qp, tx->remote_node))
 			break;
 		err = xnic_tx_send_new(qp);
 		if (err)
