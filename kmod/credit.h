@@ -94,6 +94,7 @@ struct xnic_credit_dev {
  * @lwait: requester: entry in xnic_credit_dev.lwait while @lwaiting
  * @lwaiting: requester: waits for link credit towards its peer
  *	(xnic_credit_dev.lock)
+ * @drr: byte deficit round robin among the QPs of its class
  */
 struct xnic_credit_qp {
 	struct xnic_credit_flow flow;
@@ -106,6 +107,7 @@ struct xnic_credit_qp {
 	unsigned long epoch;
 	struct list_head lwait;
 	bool lwaiting;
+	struct xnic_drr drr;
 };
 
 void xnic_credit_dev_init(struct xnic_credit_dev *cd);
@@ -130,5 +132,12 @@ void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i);
 /* engine */
 unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				unsigned int quantum, bool class0_busy);
+
+/* byte deficit round robin, tp lock held */
+unsigned int xnic_credit_drr_begin(struct xnic_qp *qp, unsigned int frames);
+void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames,
+			 bool busy);
+unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max);
+void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes);
 
 #endif /* XNIC_CREDIT_H */

@@ -107,9 +107,16 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 		 const struct xnic_wire_info *i)
 {
+	unsigned int len;
+	int err;
+
 	xnic_frame_finish(skb, i);
-	return xnic_tp_xmit_link(qp->xdev, node, skb,
-				 &xnic_tp(qp)->tx.last_link);
+	len = skb->len;
+	err = xnic_tp_xmit_link(qp->xdev, node, skb,
+				&xnic_tp(qp)->tx.last_link);
+	if (err != -EAGAIN)
+		xnic_credit_drr_charge(qp, len);
+	return err;
 }
 
 /**

@@ -853,7 +853,8 @@ out:
 /**
  * xnic_tp_qp_process() - run the requester of a QP
  * @qp: the QP
- * @budget: most frames to send
+ * @budget: the QP's class budget, frames; byte deficit round robin
+ *	(xnic_credit_drr_begin()) turns it into the frames it may send
  *
  * Takes new WQEs from the SQ, sends what the window allows, handles an
  * expired retransmission or RNR timer, sends READ responses left over by
@@ -872,7 +873,8 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 
 	if (!tp)
 		return XNIC_TP_IDLE;
-	ret = __xnic_tp_qp_process(qp, budget);
+	ret = __xnic_tp_qp_process(qp, xnic_credit_drr_begin(qp, budget));
+	xnic_credit_drr_end(qp, budget, ret == XNIC_TP_BUSY);
 	xnic_tp_unlock(tp);
 	return ret;
 }
@@ -915,12 +917,14 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 static void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned int budget = XNIC_TX_ACK_BUDGET;
+	unsigned int budget;
 
 	if (!tx->resending && !xnic_tx_can_send(qp))
 		return;
 	if (xnic_engine_owns_qp(qp->xdev, qp))
 		return;
+	/* Within the QP's deficit (byte round robin); else the engine. */
+	budget = xnic_credit_drr_inline(qp, XNIC_TX_ACK_BUDGET);
 	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
 	    !xnic_tx_complete(qp))
 		return;
