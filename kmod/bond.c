@@ -264,6 +264,7 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	bool queue;
 
 	peers = xnic_bond_hb_send_all(bl);
+	xnic_lcr_tick(bl);
 	spin_lock(&bl->lock);
 	if (bl->dead) {
 		spin_unlock(&bl->lock);
@@ -531,6 +532,7 @@ int xnic_bond_link_init(struct xnic_link *link)
 		bl->down_since_ns = local_clock();
 	bl->cap_w = xnic_bond_cap_weight(link->ndev);
 	bl->health_w = XNIC_BOND_MAX_HEALTH_W;
+	xnic_lcr_link_init(bl);
 	link->bond = bl;
 	hrtimer_init(&bl->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	bl->timer.function = xnic_bond_tick;
@@ -566,6 +568,7 @@ void xnic_bond_link_fini(struct xnic_link *link)
 	cancel_work_sync(&bl->work);
 	cancel_delayed_work_sync(&bl->peer_work);
 	xnic_bond_kick_qps(link->xdev, link->index, false);
+	xnic_lcr_link_fini(bl);
 	kfree_rcu(bl, rcu);
 }
 

@@ -30,6 +30,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "xnic.h"
 
@@ -120,6 +121,7 @@ enum xnic_bond_counter {
  * @detect_us: of which detection (to the state change), us
  * @changed_ns: when the state last changed
  * @cnt: enum xnic_bond_counter
+ * @lcr: link credit paths, node id -> struct xnic_lcr_path (link_credit.c)
  * @rcu: deferred free (the datapath reads it under RCU)
  */
 struct xnic_bond_link {
@@ -157,6 +159,7 @@ struct xnic_bond_link {
 	u32 detect_us;
 	u64 changed_ns;
 	atomic64_t cnt[XNIC_BL_NR];
+	struct xarray lcr;
 	struct rcu_head rcu;
 };
 

@@ -140,7 +140,10 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  * frame), active-backup (the first, in the order links were added), or
  * flow-hash (by the frame's QP numbers). With no UP link, a DEGRADED one
  * with carrier, then a DOWN one with carrier: the heartbeat may be wrong,
- * and a frame sent is better than one dropped.
+ * and a frame sent is better than one dropped. A frame that consumes link
+ * credit (xnic_lcr_needed()) is given only a link whose path to @peer has
+ * credit, and none while UP links exist but have none (it waits for them
+ * rather than fall back).
  *
  * Context: RCU read (the caller's: xnic_tp_xmit()).
  * Return: the link, or NULL when no link with carrier reaches @peer.
@@ -153,6 +156,7 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 	struct xnic_link *cand[XNIC_MAX_LINKS], *link, *fb = NULL;
 	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
 	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
+	bool need = xnic_lcr_needed(skb), up = false, has;
 	u8 fbs = 0;
 
 	list_for_each_entry_rcu(link, &xdev->links, list) {
@@ -166,6 +170,18 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		    !xnic_link_is_up(link))
 			continue;
 		state = READ_ONCE(bl->state);
+		has = !need || xnic_lcr_link_has(link, peer->node);
+		if (state == XNIC_LINK_STATE_UP &&
+		    policy == XNIC_BOND_ACTIVE_BACKUP) {
+			/* The active link, or wait for its credit. */
+			*path = has ? k : -1;
+			return has ? link : NULL;
+		}
+		up |= state == XNIC_LINK_STATE_UP;
+		/* flow-hash keeps a flow on its link: it waits for it. */
+		if (!has && (state != XNIC_LINK_STATE_UP ||
+			     policy != XNIC_BOND_FLOW_HASH))
+			continue;
 		if (state != XNIC_LINK_STATE_UP) {
 			if (!fb || (fbs == XNIC_LINK_STATE_DOWN &&
 				    state == XNIC_LINK_STATE_DEGRADED)) {
@@ -175,10 +191,6 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 			}
 			continue;
 		}
-		if (policy == XNIC_BOND_ACTIVE_BACKUP) {
-			*path = k;
-			return link;
-		}
 		cand[n] = link;
 		cp[n] = k;
 		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
@@ -187,6 +199,15 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		n++;
 		if (n == XNIC_MAX_LINKS)
 			break;
+	}
+	if (!n && up) {
+		/* UP links out of link credit: wait for them, no fallback. */
+		*path = -1;
+		return NULL;
+	}
+	if (n == 1 && need && !xnic_lcr_link_has(cand[0], peer->node)) {
+		*path = -1;
+		return NULL;
 	}
 	if (n <= 1) {
 		/* Nothing to spread: the one UP link, or the fallback. */
@@ -203,6 +224,10 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		x = this_cpu_inc_return(xnic_bond_rr) % total;
 	for (k = 0; k < n - 1 && x >= w[k]; k++)
 		x -= w[k];
+	if (need && !xnic_lcr_link_has(cand[k], peer->node)) {
+		*path = -1;
+		return NULL;
+	}
 	*path = cp[k];
 	return cand[k];
 }

@@ -16,8 +16,9 @@
  *
  * Traffic classes: the engine serves class 0 (latency-critical) first in
  * each pass and gives class 1 (bulk) its weighted share while class 0 is
- * backlogged (xnic_credit_budget()); the flows of one class are served
- * round robin with the same quantum of frames.
+ * backlogged (xnic_credit_budget()); the flows of one class share it by
+ * byte deficit round robin (xnic_credit_drr_begin(), credit_logic.h), so
+ * that small frames and large ones get equal bytes.
  *
  * Context and locking: see credit.h.
  */
@@ -41,6 +42,11 @@ static unsigned int credit_pool = 768;
 module_param(credit_pool, uint, 0644);
 MODULE_PARM_DESC(credit_pool,
 		 "Receive credits (frames) of a device shared by its active flows (default 768)");
+
+static unsigned int drr_unit = 2048;
+module_param(drr_unit, uint, 0644);
+MODULE_PARM_DESC(drr_unit,
+		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
 
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10
@@ -99,9 +105,12 @@ void xnic_credit_dev_init(struct xnic_credit_dev *cd)
 	int k;
 
 	spin_lock_init(&cd->lock);
+	INIT_LIST_HEAD(&cd->lwait);
 	cd->epoch = xnic_credit_epoch();
 	for (k = 0; k < XNIC_CCNT_MAX; k++)
 		atomic64_set(&cd->cnt[k], 0);
+	for (k = 0; k < XNIC_LCNT_MAX; k++)
+		atomic64_set(&cd->lcnt[k], 0);
 }
 
 /**
@@ -254,7 +263,8 @@ void xnic_credit_tx_ack(struct xnic_qp *qp, u32 cum, u16 credits,
  * @qp: the QP
  * @next_psn: its next new PSN
  *
- * Its unused credit is counted returned; a stopped flow has none.
+ * Its unused credit is counted returned; a stopped flow has none. It
+ * no longer waits for link credit either.
  *
  * Context: tp lock held, or the state is no longer shared.
  */
@@ -262,6 +272,7 @@ void xnic_credit_tx_stop(struct xnic_qp *qp, u32 next_psn)
 {
 	struct xnic_credit_qp *c = xnic_cq_of(qp);
 
+	xnic_lcr_qp_stop(qp);
 	if (!c->flow.live)
 		return;
 	if (c->stalled)
@@ -313,6 +324,9 @@ bool xnic_credit_timer(struct xnic_tp_qp *tp)
 	struct xnic_credit_qp *c = &tp->cr;
 	struct xnic_tx *tx = &tp->tx;
 
+	/* Link credit came without a wakeup (xnic_lcr_qp_timer()). */
+	if (xnic_lcr_qp_timer(tp))
+		return true;
 	if (!c->stalled || !tx->started ||
 	    xnic_qp_state(tp->qp) != IB_QPS_RTS)
 		return false;
@@ -505,4 +519,82 @@ unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 					READ_ONCE(xdev->params.class_weight[0]),
 					READ_ONCE(xdev->params.class_weight[1]),
 					class0_busy);
+}
+
+/* The byte quantum of a class budget of @frames frames. */
+static u32 xnic_credit_drr_quantum(unsigned int frames)
+{
+	return min_t(u64, (u64)frames * READ_ONCE(drr_unit), U32_MAX / 4);
+}
+
+/**
+ * xnic_credit_drr_begin() - a QP's turn in an engine pass starts
+ * @qp: the QP
+ * @frames: its class budget, frames (xnic_credit_budget())
+ *
+ * Byte deficit round robin (credit_logic.h): the QP's deficit grows by
+ * @frames * drr_unit bytes, and it may send the frames that cover it, so
+ * QPs of one class get equal bytes whatever their frame sizes. With
+ * drr_unit 0, @frames as it is.
+ *
+ * Context: tp lock held (the engine thread).
+ * Return: the frames the QP may send in this turn (0: it is in debt).
+ */
+unsigned int xnic_credit_drr_begin(struct xnic_qp *qp, unsigned int frames)
+{
+	u32 q = xnic_credit_drr_quantum(frames);
+
+	if (!q)
+		return frames;
+	return xnic_drr_begin(&xnic_cq_of(qp)->drr, q, READ_ONCE(drr_unit));
+}
+
+/**
+ * xnic_credit_drr_end() - a QP's turn is over
+ * @qp: the QP
+ * @frames: the class budget its turn began with
+ * @busy: it has more to send
+ *
+ * Context: tp lock held (the engine thread).
+ */
+void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames, bool busy)
+{
+	u32 q = xnic_credit_drr_quantum(frames);
+
+	if (q)
+		xnic_drr_end(&xnic_cq_of(qp)->drr, q, busy);
+}
+
+/**
+ * xnic_credit_drr_inline() - frames a QP may send outside the engine's
+ *	turns (inline, after an ACK)
+ * @qp: the QP
+ * @max: most frames the caller would send
+ *
+ * What remains of the QP's deficit; the engine refills it in the QP's
+ * next turn.
+ *
+ * Context: tp lock held.
+ * Return: frames, at most @max.
+ */
+unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max)
+{
+	if (!READ_ONCE(drr_unit))
+		return max;
+	return xnic_drr_inline(&xnic_cq_of(qp)->drr, max);
+}
+
+/**
+ * xnic_credit_drr_charge() - a QP sent a frame: pay it from its deficit
+ * @qp: the QP
+ * @bytes: the frame's bytes
+ *
+ * Every frame counts, whoever sent it (the engine, the wakeup syscall, an
+ * ACK): inline sends leave less for the QP's next turn.
+ *
+ * Context: tp lock held.
+ */
+void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
+{
+	xnic_drr_charge(&xnic_cq_of(qp)->drr, bytes);
 }

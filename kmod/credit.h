@@ -15,6 +15,7 @@
 #define XNIC_CREDIT_H
 
 #include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -48,20 +49,36 @@ enum xnic_credit_counter {
 static_assert(XNIC_CCNT_MAX == XNIC_CREDIT_NR_COUNTERS);
 extern const char *const xnic_credit_counter_names[XNIC_CREDIT_NR_COUNTERS];
 
+/* Device counters of link credit (link_credit.c); names in link_credit.c. */
+enum xnic_lcr_counter {
+	XNIC_LCNT_STALLS,
+	XNIC_LCNT_WAKEUPS,
+	XNIC_LCNT_RACES,
+	XNIC_LCNT_UPD_SENT,
+	XNIC_LCNT_UPD_RCVD,
+	XNIC_LCNT_RESYNC_LOST,
+	XNIC_LCNT_NOMEM,
+	XNIC_LCNT_MAX,
+};
+
 /**
  * struct xnic_credit_dev - flow control state of a device (xnic_peers)
- * @lock: guards the active-flow estimate below
+ * @lock: guards the active-flow estimate and @lwait
  * @epoch: current epoch number (jiffies / epoch length)
  * @active_cur: flows that received data in epoch @epoch
  * @active_prev: flows that received data in the epoch before
  * @cnt: counters, enum xnic_credit_counter
+ * @lwait: QPs waiting for link credit (xnic_credit_qp.lwait)
+ * @lcnt: link credit counters, enum xnic_lcr_counter
  */
 struct xnic_credit_dev {
-	spinlock_t lock; /* the active-flow estimate */
+	spinlock_t lock; /* the active-flow estimate, @lwait */
 	unsigned long epoch;
 	u32 active_cur;
 	u32 active_prev;
 	atomic64_t cnt[XNIC_CCNT_MAX];
+	struct list_head lwait;
+	atomic64_t lcnt[XNIC_LCNT_MAX];
 };
 
 /**
@@ -74,6 +91,10 @@ struct xnic_credit_dev {
  * @adv: responder: the limit advertised last
  * @adv_valid: @adv is set (the first data frame sets it)
  * @epoch: responder: last epoch the flow was counted active in
+ * @lwait: requester: entry in xnic_credit_dev.lwait while @lwaiting
+ * @lwaiting: requester: waits for link credit towards its peer
+ *	(xnic_credit_dev.lock)
+ * @drr: byte deficit round robin among the QPs of its class
  */
 struct xnic_credit_qp {
 	struct xnic_credit_flow flow;
@@ -84,6 +105,9 @@ struct xnic_credit_qp {
 	u32 adv;
 	bool adv_valid;
 	unsigned long epoch;
+	struct list_head lwait;
+	bool lwaiting;
+	struct xnic_drr drr;
 };
 
 void xnic_credit_dev_init(struct xnic_credit_dev *cd);
@@ -108,5 +132,12 @@ void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i);
 /* engine */
 unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				unsigned int quantum, bool class0_busy);
+
+/* byte deficit round robin, tp lock held */
+unsigned int xnic_credit_drr_begin(struct xnic_qp *qp, unsigned int frames);
+void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames,
+			 bool busy);
+unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max);
+void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes);
 
 #endif /* XNIC_CREDIT_H */

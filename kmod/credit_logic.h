@@ -270,6 +270,139 @@ static inline __u32 xnic_credit_class_budget(__u8 tclass, __u32 quantum,
 	return b ? b : 1;
 }
 
+/* Most frames one deficit round robin turn allows a flow. */
+#define XNIC_DRR_MAX_FRAMES	256U
+
+/**
+ * struct xnic_drr - byte deficit round robin state of a flow
+ * @deficit: bytes the flow may still send in this turn (may be negative:
+ *	the last frame of a turn overshoots, inline sends are charged too)
+ * @cost: average bytes per frame of the flow (0: none sent yet)
+ * @bytes: bytes sent since the last settlement
+ * @frames: frames sent since the last settlement
+ */
+struct xnic_drr {
+	__s64 deficit;
+	__u32 cost;
+	__u64 bytes;
+	__u32 frames;
+};
+
+/**
+ * xnic_drr_charge() - a flow sent a frame
+ * @d: the flow
+ * @bytes: the frame's bytes on the wire
+ */
+static inline void xnic_drr_charge(struct xnic_drr *d, __u32 bytes)
+{
+	d->bytes += bytes;
+	d->frames++;
+}
+
+/* Take what was sent off the deficit; learn the cost of a frame. */
+static inline void xnic_drr_settle(struct xnic_drr *d)
+{
+	__u32 avg;
+
+	if (!d->frames)
+		return;
+	d->deficit -= (__s64)d->bytes;
+	avg = (__u32)(d->bytes / d->frames);
+	d->cost = d->cost ? (__u32)(((__u64)d->cost * 7 + avg) / 8) : avg;
+	if (!d->cost)
+		d->cost = 1;
+	d->bytes = 0;
+	d->frames = 0;
+}
+
+/**
+ * xnic_drr_frames() - frames that fit in a byte budget
+ * @d: the flow
+ * @bytes: the budget, bytes (> 0)
+ * @def_cost: bytes per frame to assume before the flow sent any
+ * @max: most frames to allow
+ *
+ * Return: ceil(@bytes / cost), at least 1, at most @max.
+ */
+static inline __u32 xnic_drr_frames(const struct xnic_drr *d, __u64 bytes,
+				    __u32 def_cost, __u32 max)
+{
+	__u64 cost = d->cost ? d->cost : (def_cost ? def_cost : 1);
+	__u64 n = (bytes + cost - 1) / cost;
+
+	if (n > max)
+		n = max;
+	return n ? (__u32)n : 1;
+}
+
+/**
+ * xnic_drr_begin() - a flow's turn starts
+ * @d: the flow
+ * @quantum: bytes its class gives it per turn
+ * @def_cost: bytes per frame to assume when the cost is not known
+ *
+ * Deficit round robin (Shreedhar and Varghese): the deficit grows by the
+ * quantum (never beyond two quanta) and the flow sends while it lasts;
+ * the frame that crosses zero is allowed, its overshoot is paid next turn.
+ *
+ * Return: frames the flow may send in this turn, at most
+ * XNIC_DRR_MAX_FRAMES (1 while its cost per frame is not known yet); 0
+ * when it is still in debt.
+ */
+static inline __u32 xnic_drr_begin(struct xnic_drr *d, __u32 quantum,
+				   __u32 def_cost)
+{
+	xnic_drr_settle(d);
+	d->deficit += quantum;
+	if (d->deficit > 2 * (__s64)quantum)
+		d->deficit = 2 * (__s64)quantum;
+	if (d->deficit <= 0)
+		return 0;
+	/* The first frame teaches the cost: no blind overshoot. */
+	if (!d->cost)
+		return 1;
+	return xnic_drr_frames(d, (__u64)d->deficit, def_cost,
+			       XNIC_DRR_MAX_FRAMES);
+}
+
+/**
+ * xnic_drr_end() - a flow's turn is over
+ * @d: the flow
+ * @quantum: bytes its class gives it per turn
+ * @backlogged: it has more to send
+ *
+ * A flow with nothing left keeps at most one quantum of its deficit: it
+ * cannot save up while idle, but what it sends between turns (inline,
+ * xnic_drr_inline()) is paid from it.
+ */
+static inline void xnic_drr_end(struct xnic_drr *d, __u32 quantum,
+				bool backlogged)
+{
+	xnic_drr_settle(d);
+	if (!backlogged && d->deficit > (__s64)quantum)
+		d->deficit = quantum;
+}
+
+/**
+ * xnic_drr_inline() - frames a flow may send between its turns
+ * @d: the flow
+ * @max: most frames the caller would send
+ *
+ * What the deficit still covers (the frame that crosses zero included);
+ * all of @max while the flow's cost per frame is not known.
+ *
+ * Return: frames, at most @max; 0 when the flow is in debt.
+ */
+static inline __u32 xnic_drr_inline(struct xnic_drr *d, __u32 max)
+{
+	xnic_drr_settle(d);
+	if (!d->cost)
+		return max;
+	if (d->deficit <= 0)
+		return 0;
+	return xnic_drr_frames(d, (__u64)d->deficit, d->cost, max);
+}
+
 #ifndef __KERNEL__
 /**
  * xnic_credit_jain() - Jain's fairness index of @n shares, in 1/1000

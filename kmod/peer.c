@@ -206,12 +206,15 @@ drop:
  * @link: when not NULL, set to the xnic_link.index of the member link the
  *	frame left on, or XNIC_BOND_NO_LINK
  *
- * The bond chooses the member link (xnic_bond_select()).
+ * The bond chooses the member link (xnic_bond_select()); a frame that
+ * consumes link credit (xnic_lcr_needed()) only among the links with
+ * credit towards @node, and spends one.
  *
  * Context: any context that may call dev_queue_xmit().
- * Return: 0; -EHOSTUNREACH when no link reaches @node; -ENOMEM or
- * -ENOBUFS when the frame was dropped. Drops are counted; the transport
- * recovers from them like from loss.
+ * Return: 0; -EHOSTUNREACH when no link reaches @node; -EAGAIN when no
+ * link that reaches it has link credit (not sent, not counted as a drop);
+ * -ENOMEM or -ENOBUFS when the frame was dropped. Drops are counted; the
+ * transport recovers from them like from loss.
  */
 int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 		      u8 *link)
@@ -220,13 +223,22 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 	struct xnic_peer *peer;
 	unsigned int len = skb->len;
 	int k = -1, err = -EHOSTUNREACH;
+	bool need = xnic_lcr_needed(skb);
 
 	rcu_read_lock();
 	peer = xa_load(&xdev->peers->table, node);
 	if (peer)
 		l = xnic_bond_select(xdev, peer, skb, &k);
+	if (l && need && !xnic_lcr_link_take(l, node, peer->path[k].mac))
+		l = NULL;
 	if (link)
 		*link = l ? l->index : XNIC_BOND_NO_LINK;
+	if (!l && peer && need) {
+		/* No link credit: the frame waits, it is not lost. */
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return -EAGAIN;
+	}
 	if (!l)
 		goto out;
 	err = xnic_link_xmit(xdev, l->ndev, peer->path[k].mac, skb);
@@ -564,6 +576,14 @@ static int xnic_links_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xnic_links);
 
+static int xnic_link_credit_show(struct seq_file *s, void *unused)
+{
+	struct xnic_peers *p = s->private;
+
+	return xnic_lcr_show(s, p->xdev);
+}
+DEFINE_SHOW_ATTRIBUTE(xnic_link_credit);
+
 /* Create the device's debugfs directory once it has a name. */
 static void xnic_dbg_add(struct xnic_peers *p)
 {
@@ -579,6 +599,8 @@ static void xnic_dbg_add(struct xnic_peers *p)
 	debugfs_create_file("peers", 0400, p->dbg, p, &xnic_peers_fops);
 	debugfs_create_file("counters", 0400, p->dbg, p, &xnic_counters_fops);
 	debugfs_create_file("links", 0400, p->dbg, p, &xnic_links_fops);
+	debugfs_create_file("link_credit", 0400, p->dbg, p,
+			    &xnic_link_credit_fops);
 	mutex_unlock(&xnic_dbg_mutex);
 }
 

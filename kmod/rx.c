@@ -449,6 +449,9 @@ static int xnic_rx_read_send(struct xnic_qp *qp, struct xnic_rx_read *r,
 			return -EACCES;
 	}
 	while (*budget) {
+		/* No link credit: the rest waits (link_credit.c). */
+		if (!xnic_lcr_qp_ok(qp, rx->remote_node))
+			break;
 		n = min(r->seg, r->length);
 		skb = xnic_frame_alloc(n >= XNIC_TX_ZC_MIN ? 0 : n,
 				       GFP_ATOMIC);
@@ -523,6 +526,8 @@ bool xnic_rx_run_reads(struct xnic_qp *qp, unsigned int *budget)
 	struct xnic_rx_read *r;
 
 	while (*budget && (r = xnic_rx_next_read(rx))) {
+		if (!xnic_lcr_qp_ok(qp, rx->remote_node))
+			break;
 		if (!xnic_rx_read_send(qp, r, budget))
 			continue;
 		r->used = false;
@@ -858,6 +863,13 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 		consume_skb(skb);
 		return;
 	}
+	if (i.opcode == XNIC_OP_CREDIT && (i.flags & XNIC_WF_LINK)) {
+		xnic_lcr_rx_frame(xdev, skb, &i);
+		consume_skb(skb);
+		return;
+	}
+	/* Taken off the link: its link credit goes back (link_credit.c). */
+	xnic_lcr_rx_count(xdev, skb, &i);
 	qp = xnic_qp_get(xdev, i.dst_qpn);
 	if (!qp) {
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);

@@ -101,12 +101,22 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
  * it raises (veth) runs once the lock is dropped (BH is off under it).
  *
  * Context: tp lock held.
+ * Return: as xnic_tp_xmit_link(); -EAGAIN when no link had link credit
+ * for it (it did not leave: send it again later).
  */
-void xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
-		  const struct xnic_wire_info *i)
+int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
+		 const struct xnic_wire_info *i)
 {
+	unsigned int len;
+	int err;
+
 	xnic_frame_finish(skb, i);
-	xnic_tp_xmit_link(qp->xdev, node, skb, &xnic_tp(qp)->tx.last_link);
+	len = skb->len;
+	err = xnic_tp_xmit_link(qp->xdev, node, skb,
+				&xnic_tp(qp)->tx.last_link);
+	if (err != -EAGAIN)
+		xnic_credit_drr_charge(qp, len);
+	return err;
 }
 
 /**

@@ -48,6 +48,7 @@
 #include "wire.h"
 #include "credit.h"
 #include "bond.h"
+#include "link_credit.h"
 
 /* ------------------------------ tunables ------------------------------ */
 
@@ -465,8 +466,8 @@ static inline struct xnic_tp_qp *xnic_tp(struct xnic_qp *qp)
 
 struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp);
 void xnic_tp_unlock(struct xnic_tp_qp *tp);
-void xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
-		  const struct xnic_wire_info *i);
+int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
+		 const struct xnic_wire_info *i);
 
 static inline u32 xnic_qpn(const struct xnic_qp *qp)
 {

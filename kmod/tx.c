@@ -388,6 +388,8 @@ static void xnic_tx_read_range(const struct xnic_tx *tx,
 	*len = end - first;
 }
 
+static void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode);
+
 /*
  * (Re)transmit PSN @psn. Return 0 (also when the frame was lost on the
  * way out, or could not be allocated: that is recovered like loss), or
@@ -428,7 +430,13 @@ static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		if (!skb)
 			goto nomem;
 	}
-	xnic_tp_send(qp, tx->remote_node, skb, &i);
+	if (xnic_tp_send(qp, tx->remote_node, skb, &i) == -EAGAIN) {
+		/* No link credit after all: it goes out with a resend. */
+		s->sent = 0;
+		s->link = XNIC_BOND_NO_LINK;
+		xnic_tx_resend_from(tx, psn, XNIC_RETX_OLD);
+		return 0;
+	}
 	s->link = tx->last_link;
 	return 0;
 
@@ -521,6 +529,9 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 			tx->resending = false;
 			break;
 		}
+		/* No link credit: the resend waits (link_credit.c). */
+		if (!xnic_lcr_qp_ok(qp, tx->remote_node))
+			break;
 		tx->retx_next++;
 		s = xnic_tx_slot(tx, psn);
 		if (s->done)
@@ -744,7 +755,8 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 	w = xnic_tx_wqe(tx, tx->cur);
 	return w->status ||
 	       ((!xnic_wr_is_read(w) || tx->reads < tx->max_reads) &&
-		xnic_credit_tx_ok(qp, tx->next_psn));
+		xnic_credit_tx_ok(qp, tx->next_psn) &&
+		xnic_lcr_qp_ok(qp, tx->remote_node));
 }
 
 /*
@@ -778,7 +790,8 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 		}
 		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
 		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads) ||
-		    !xnic_credit_tx_ok(qp, tx->next_psn))
+		    !xnic_credit_tx_ok(qp, tx->next_psn) ||
+		    !xnic_lcr_qp_ok(qp, tx->remote_node))
 			break;
 		err = xnic_tx_send_new(qp);
 		if (err)
@@ -840,7 +853,8 @@ out:
 /**
  * xnic_tp_qp_process() - run the requester of a QP
  * @qp: the QP
- * @budget: most frames to send
+ * @budget: the QP's class budget, frames; byte deficit round robin
+ *	(xnic_credit_drr_begin()) turns it into the frames it may send
  *
  * Takes new WQEs from the SQ, sends what the window allows, handles an
  * expired retransmission or RNR timer, sends READ responses left over by
@@ -859,7 +873,8 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 
 	if (!tp)
 		return XNIC_TP_IDLE;
-	ret = __xnic_tp_qp_process(qp, budget);
+	ret = __xnic_tp_qp_process(qp, xnic_credit_drr_begin(qp, budget));
+	xnic_credit_drr_end(qp, budget, ret == XNIC_TP_BUSY);
 	xnic_tp_unlock(tp);
 	return ret;
 }
@@ -902,12 +917,14 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 static void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned int budget = XNIC_TX_ACK_BUDGET;
+	unsigned int budget;
 
 	if (!tx->resending && !xnic_tx_can_send(qp))
 		return;
 	if (xnic_engine_owns_qp(qp->xdev, qp))
 		return;
+	/* Within the QP's deficit (byte round robin); else the engine. */
+	budget = xnic_credit_drr_inline(qp, XNIC_TX_ACK_BUDGET);
 	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
 	    !xnic_tx_complete(qp))
 		return;

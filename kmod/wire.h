@@ -91,6 +91,7 @@ enum xnic_wire_op {
 #define XNIC_WF_RETX		0x0008	/* WRITE, SEND, READ_REQ: resent */
 #define XNIC_WF_REPLY		0x0010	/* HELLO, HEARTBEAT: an answer */
 #define XNIC_WF_CREDIT_REQ	0x0020	/* CREDIT: a request; answer it */
+#define XNIC_WF_LINK		0x0040	/* CREDIT: link credit (per path) */
 
 /**
  * enum xnic_wire_nak - NAK syndromes (struct xnic_wire_ack.syndrome)
@@ -364,7 +365,7 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 	case XNIC_OP_HEARTBEAT:
 		return XNIC_WF_REPLY;
 	case XNIC_OP_CREDIT:
-		return XNIC_WF_CREDIT_REQ;
+		return XNIC_WF_CREDIT_REQ | XNIC_WF_LINK;
 	default:
 		return 0;
 	}

@@ -6,6 +6,7 @@
  * responder's share, the class budget and Jain's index.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kselftest_harness.h"
 #include "kmod/credit_logic.h"
@@ -355,6 +356,87 @@ TEST(random_lossy_no_deadlock)
 		ASSERT_EQ(0, sim_run(_metadata, seed,
 				     0xffffffffU - seed * 37, 3000,
 				     seed % 30));
+}
+
+/*
+ * Byte deficit round robin: backlogged flows with frames of 326 bytes
+ * (256 B of payload) and of 9070 bytes get equal bytes over many turns,
+ * where a quantum of frames would give the large one 28 times more.
+ */
+TEST(drr_equal_bytes)
+{
+	static const __u32 cost[3] = { 326, 9070, 4166 };
+	struct xnic_drr d[3];
+	double bytes[3] = { 0 };
+	int turn, k;
+	__u32 n, f;
+
+	memset(d, 0, sizeof(d));
+	for (turn = 0; turn < 2000; turn++) {
+		for (k = 0; k < 3; k++) {
+			n = xnic_drr_begin(&d[k], 65536, 2048);
+			ASSERT_LE(n, XNIC_DRR_MAX_FRAMES);
+			for (f = 0; f < n; f++) {
+				xnic_drr_charge(&d[k], cost[k]);
+				bytes[k] += cost[k];
+			}
+			xnic_drr_end(&d[k], 65536, true);
+			/* the overshoot is less than a frame */
+			ASSERT_GT((__s64)65536 * 2, d[k].deficit);
+			ASSERT_LT(-(__s64)cost[k] * 2, d[k].deficit);
+		}
+	}
+	EXPECT_LE(999, xnic_credit_jain(bytes, 3));
+	for (k = 0; k < 3; k++)
+		EXPECT_EQ(cost[k], d[k].cost);
+}
+
+TEST(drr_idle_flow_saves_nothing)
+{
+	struct xnic_drr d;
+	int k;
+
+	memset(&d, 0, sizeof(d));
+	for (k = 0; k < 10; k++) {
+		xnic_drr_begin(&d, 1000, 100);
+		xnic_drr_end(&d, 1000, false);
+	}
+	/* at most one quantum kept while idle */
+	EXPECT_EQ(1000, d.deficit);
+	/* a backlogged flow that cannot send keeps at most two quanta */
+	for (k = 0; k < 10; k++) {
+		xnic_drr_begin(&d, 1000, 100);
+		xnic_drr_end(&d, 1000, true);
+	}
+	EXPECT_EQ(2000, d.deficit);
+	/* inline sends are paid from it, then stop */
+	xnic_drr_charge(&d, 100);
+	EXPECT_EQ(19, xnic_drr_inline(&d, 32));
+	EXPECT_EQ(4, xnic_drr_inline(&d, 4));
+	xnic_drr_charge(&d, 1900);
+	EXPECT_EQ(0, xnic_drr_inline(&d, 32));
+}
+
+TEST(drr_debt_skips_turns)
+{
+	struct xnic_drr d;
+	int k;
+
+	memset(&d, 0, sizeof(d));
+	/* 5000 bytes sent inline before its turn: a quantum of 1000 */
+	for (k = 0; k < 5; k++)
+		xnic_drr_charge(&d, 1000);
+	EXPECT_EQ(0, xnic_drr_begin(&d, 1000, 100));
+	xnic_drr_end(&d, 1000, true);
+	for (k = 0; k < 4; k++) {
+		EXPECT_EQ(0, xnic_drr_begin(&d, 1000, 100));
+		xnic_drr_end(&d, 1000, true);
+	}
+	/* paid off: one frame of 1000 bytes fits again */
+	EXPECT_EQ(1, xnic_drr_begin(&d, 1000, 100));
+	/* frames for a budget: at least one, at most max */
+	EXPECT_EQ(1, xnic_drr_frames(&d, 1, 100, 8));
+	EXPECT_EQ(8, xnic_drr_frames(&d, 1 << 30, 100, 8));
 }
 
 TEST_HARNESS_MAIN
