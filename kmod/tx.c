@@ -137,14 +137,21 @@ static int xnic_tx_gather(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
 
 /*
  * A data frame (WRITE, SEND) with @n bytes of @w from @off: zero copy
- * when the payload is large enough, else copied. Return the frame, or
- * NULL with *@status 0 (out of memory: like a loss) or an XNIC_WC_*.
+ * when the payload is large enough, else copied. A retransmission
+ * (@retx) is always copied: its PSN may be acknowledged by an earlier
+ * copy while this frame still waits in a queue, and once the WQE has
+ * completed the application may rewrite the buffer under a zero-copy
+ * frame, whose CRC would then fail at the receiver and count against the
+ * link's health. Return the frame, or NULL with *@status 0 (out of
+ * memory: like a loss) or an XNIC_WC_*.
  */
 static struct sk_buff *xnic_tx_data_frame(struct xnic_qp *qp,
 					  const struct xnic_tx_wqe *w,
-					  u32 off, u32 n, int *status)
+					  u32 off, u32 n, bool retx,
+					  int *status)
 {
-	bool zc = n >= XNIC_TX_ZC_MIN && !(w->wqe.flags & XNIC_WQE_F_INLINE);
+	bool zc = !retx && n >= XNIC_TX_ZC_MIN &&
+		  !(w->wqe.flags & XNIC_WQE_F_INLINE);
 	struct sk_buff *skb;
 
 	*status = 0;
@@ -422,7 +429,8 @@ static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		rr->length = cpu_to_be32(len);
 		rr->seg_size = cpu_to_be32(tx->mtu);
 	} else {
-		skb = xnic_tx_data_frame(qp, w, s->offset, s->len, &status);
+		skb = xnic_tx_data_frame(qp, w, s->offset, s->len, retx,
+					 &status);
 		if (!skb && status) {
 			xnic_tx_fail(qp, w, status);
 			return -EIO;
