@@ -35,7 +35,8 @@ static const struct {
 
 #define XNIC_NR_ENGINE_COUNTERS	ARRAY_SIZE(xnic_engine_counters)
 #define XNIC_NR_COUNTERS	(XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS + \
-				 XNIC_CREDIT_NR_COUNTERS + XNIC_CM_NR_COUNTERS)
+				 XNIC_CREDIT_NR_COUNTERS + XNIC_CM_NR_COUNTERS + \
+				 XNIC_LCNT_MAX)
 
 /* Names for rdma_alloc_hw_stats_struct(), filled by xnic_counters_init(). */
 static struct rdma_stat_desc xnic_stat_descs[XNIC_NR_COUNTERS] __ro_after_init;
@@ -82,6 +83,9 @@ const char *xnic_counter_name(unsigned int i)
 	i -= XNIC_CREDIT_NR_COUNTERS;
 	if (i < XNIC_CM_NR_COUNTERS)
 		return xnic_cm_counter_names[i];
+	i -= XNIC_CM_NR_COUNTERS;
+	if (i < XNIC_LCNT_MAX)
+		return xnic_lcr_counter_names[i];
 	return NULL;
 }
 
@@ -104,8 +108,10 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 	u64 tp[XNIC_TP_NR_COUNTERS] = {};
 	u64 cr[XNIC_CREDIT_NR_COUNTERS] = {};
 	u64 cm[XNIC_CM_NR_COUNTERS] = {};
+	u64 lcr[XNIC_LCNT_MAX];
 	const unsigned int cr0 = XNIC_TP_NR_COUNTERS + XNIC_NR_ENGINE_COUNTERS;
 	const unsigned int cm0 = cr0 + XNIC_CREDIT_NR_COUNTERS;
+	const unsigned int lcr0 = cm0 + XNIC_CM_NR_COUNTERS;
 	struct xnic_engine_stats es;
 	unsigned int i;
 
@@ -114,6 +120,7 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 	xnic_engine_get_stats(xdev, &es);
 	xnic_credit_counters(xdev, cr, XNIC_CREDIT_NR_COUNTERS);
 	xnic_cm_counters(xdev, cm);
+	xnic_lcr_counters(xdev, lcr);
 	for (i = 0; i < n; i++) {
 		if (i < XNIC_TP_NR_COUNTERS)
 			vals[i] = tp[i];
@@ -122,8 +129,10 @@ unsigned int xnic_counters_read(struct xnic_dev *xdev, u64 *vals,
 				xnic_engine_counters[i - XNIC_TP_NR_COUNTERS].offset);
 		else if (i < cm0)
 			vals[i] = cr[i - cr0];
-		else
+		else if (i < lcr0)
 			vals[i] = cm[i - cm0];
+		else
+			vals[i] = lcr[i - lcr0];
 	}
 	return n;
 }

@@ -61,6 +61,9 @@ enum xnic_lcr_counter {
 	XNIC_LCNT_MAX,
 };
 
+extern const char *const xnic_lcr_counter_names[XNIC_LCNT_MAX];
+void xnic_lcr_counters(struct xnic_dev *xdev, u64 *vals);
+
 /**
  * struct xnic_credit_dev - flow control state of a device (xnic_peers)
  * @lock: guards the active-flow estimate and @lwait

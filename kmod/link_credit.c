@@ -41,7 +41,8 @@ MODULE_PARM_DESC(link_credit_window,
 /* An idle path is synced every this many heartbeat ticks. */
 #define XNIC_LCR_IDLE_TICKS	10
 
-static const char *const xnic_lcr_counter_names[XNIC_LCNT_MAX] = {
+/* Names of enum xnic_lcr_counter, in order. */
+const char *const xnic_lcr_counter_names[XNIC_LCNT_MAX] = {
 	[XNIC_LCNT_STALLS]	= "link_credit_stalls",
 	[XNIC_LCNT_WAKEUPS]	= "link_credit_wakeups",
 	[XNIC_LCNT_RACES]	= "link_credit_races",
@@ -50,6 +51,22 @@ static const char *const xnic_lcr_counter_names[XNIC_LCNT_MAX] = {
 	[XNIC_LCNT_RESYNC_LOST]	= "link_credit_resync_lost",
 	[XNIC_LCNT_NOMEM]	= "link_credit_nomem",
 };
+
+/**
+ * xnic_lcr_counters() - read the link credit counters of a device
+ * @xdev: the device
+ * @vals: XNIC_LCNT_MAX values, filled in xnic_lcr_counter_names[] order
+ *
+ * Context: any; the values are read without a lock.
+ */
+void xnic_lcr_counters(struct xnic_dev *xdev, u64 *vals)
+{
+	struct xnic_peers *p = READ_ONCE(xdev->peers);
+	int k;
+
+	for (k = 0; k < XNIC_LCNT_MAX; k++)
+		vals[k] = p ? atomic64_read(&p->credit.lcnt[k]) : 0;
+}
 
 static u32 xnic_lcr_window(void)
 {
