@@ -26,6 +26,7 @@
 #include <linux/module.h>
 #include <linux/sched/clock.h>
 
+#include "engine.h"
 #include "transport_priv.h"
 
 static bool credits = true;
@@ -70,6 +71,10 @@ const char *const xnic_credit_counter_names[XNIC_CREDIT_NR_COUNTERS] = {
 	[XNIC_CCNT_CLASS1_BYTES]	= "tx_class1_bytes",
 	[XNIC_CCNT_RX_DROPS]		= "rx_credit_drops",
 	[XNIC_CCNT_RX_VIOLATIONS]	= "rx_credit_violations",
+	[XNIC_CCNT_INLINE_PRIO_DEFERRED] = "tx_inline_prio_deferred",
+	[XNIC_CCNT_INLINE_DRR_DEFERRED]	= "tx_inline_drr_deferred",
+	[XNIC_CCNT_INLINE_CLASS0_FRAMES] = "tx_inline_class0_frames",
+	[XNIC_CCNT_INLINE_CLASS1_FRAMES] = "tx_inline_class1_frames",
 };
 
 static struct xnic_credit_dev *xnic_cd(struct xnic_dev *xdev)
@@ -597,4 +602,71 @@ unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max)
 void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
 {
 	xnic_drr_charge(&xnic_cq_of(qp)->drr, bytes);
+}
+
+/**
+ * xnic_credit_inline_begin() - frames a QP may send inline under the class
+ *	scheduler
+ * @qp: the QP
+ * @max: most frames the caller would send (its bound)
+ * @prio: set when the QP sends nothing because class 0 comes first
+ *
+ * Inline sends (the wakeup syscall, ACK processing) bypass the engine's
+ * pass, which serves class 0 first and shares each class by byte deficit
+ * round robin; so that they cannot overtake it:
+ *  - a class 1 QP sends nothing while a class 0 QP of the device waits
+ *    for the engine (xnic_engine_class0_backlogged());
+ *  - otherwise a QP sends at most what its deficit covers
+ *    (xnic_credit_drr_inline()). A class 0 QP of small messages keeps
+ *    the latency of inline sending: the engine refills its deficit to a
+ *    quantum (64 KiB by default) whenever it runs it.
+ * What the QP may not send is left to the engine (the caller activates
+ * the QP), whose pass applies the priority and the deficits.
+ *
+ * Context: tp lock held.
+ * Return: frames the QP may send now, at most @max; 0: none.
+ */
+unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
+				      bool *prio)
+{
+	*prio = false;
+	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY &&
+	    xnic_engine_class0_backlogged(qp->xdev)) {
+		*prio = true;
+		return 0;
+	}
+	return xnic_credit_drr_inline(qp, max);
+}
+
+/**
+ * xnic_credit_inline_end() - count what an inline send did
+ * @qp: the QP
+ * @max: the caller's bound, frames
+ * @allowed: what xnic_credit_inline_begin() allowed, frames
+ * @left: what is left of @allowed, frames
+ * @more: the QP has more to send (it goes to the engine)
+ * @prio: xnic_credit_inline_begin() deferred it for class 0
+ *
+ * Counts the frames sent inline per class, and the inline sends left to
+ * the engine by the class scheduler: for class 0 (tx_inline_prio_deferred)
+ * or because the deficit was spent (tx_inline_drr_deferred).
+ *
+ * Context: tp lock held.
+ */
+void xnic_credit_inline_end(struct xnic_qp *qp, unsigned int max,
+			    unsigned int allowed, unsigned int left,
+			    bool more, bool prio)
+{
+	bool cls1 = READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY;
+
+	if (allowed > left)
+		xnic_ccnt_add(qp->xdev, cls1 ? XNIC_CCNT_INLINE_CLASS1_FRAMES :
+				       XNIC_CCNT_INLINE_CLASS0_FRAMES,
+			      allowed - left);
+	if (!more || left)
+		return;
+	if (prio)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_INLINE_PRIO_DEFERRED, 1);
+	else if (allowed < max)
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_INLINE_DRR_DEFERRED, 1);
 }

@@ -42,10 +42,14 @@ enum xnic_credit_counter {
 	XNIC_CCNT_CLASS1_BYTES,
 	XNIC_CCNT_RX_DROPS,
 	XNIC_CCNT_RX_VIOLATIONS,
+	XNIC_CCNT_INLINE_PRIO_DEFERRED,
+	XNIC_CCNT_INLINE_DRR_DEFERRED,
+	XNIC_CCNT_INLINE_CLASS0_FRAMES,
+	XNIC_CCNT_INLINE_CLASS1_FRAMES,
 	XNIC_CCNT_MAX,
 };
 
-#define XNIC_CREDIT_NR_COUNTERS	14
+#define XNIC_CREDIT_NR_COUNTERS	18
 static_assert(XNIC_CCNT_MAX == XNIC_CREDIT_NR_COUNTERS);
 extern const char *const xnic_credit_counter_names[XNIC_CREDIT_NR_COUNTERS];
 
@@ -142,5 +146,12 @@ void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames,
 			 bool busy);
 unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max);
 void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes);
+
+/* inline sends (wakeup syscall, ACK) under the class scheduler, tp lock */
+unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
+				      bool *prio);
+void xnic_credit_inline_end(struct xnic_qp *qp, unsigned int max,
+			    unsigned int allowed, unsigned int left,
+			    bool more, bool prio);
 
 #endif /* XNIC_CREDIT_H */

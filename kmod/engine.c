@@ -140,6 +140,8 @@ enum {
  * @rx_frames: deferred frames handled
  * @kicks: xnic_engine_kick() calls and wakeup syscalls
  * @rx_dropped: deferred frames dropped, queue full or engine stopping
+ * @listed0: class 0 QPs on @pending or @active (changed under @lock, read
+ *	without it: xnic_engine_class0_backlogged())
  */
 struct xnic_engine {
 	struct xnic_dev *xdev;
@@ -167,6 +169,7 @@ struct xnic_engine {
 	u64 rx_frames;
 	atomic64_t kicks;
 	atomic64_t rx_dropped;
+	atomic_t listed0;
 };
 
 /* The device's idle period, us (netlink parameter idle_us). */
@@ -217,6 +220,8 @@ static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 		set_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
 		refcount_inc(&qp->ref);
 		list_add_tail(&qp->engine_node, &eng->pending);
+		if (!READ_ONCE(qp->tclass))
+			atomic_inc(&eng->listed0);
 		eng->activations++;
 	}
 	spin_unlock_bh(&eng->lock);
@@ -275,6 +280,26 @@ bool xnic_engine_owns_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
 	if (listed)
 		xnic_engine_wake(eng);
 	return listed;
+}
+
+/**
+ * xnic_engine_class0_backlogged() - whether class 0 QPs wait for the engine
+ * @xdev: the device
+ *
+ * A class 0 (latency-critical) QP is on the engine's lists from its
+ * activation until a pass finds it idle: while one is, a class 1 QP
+ * leaves its inline sends (wakeup syscall, ACK) to the engine, which
+ * serves class 0 first (xnic_credit_inline_begin()). A lockless read: a
+ * QP listed or unlisted at the same time may be seen either way.
+ *
+ * Context: any context but hard IRQ; may be called under a tp lock.
+ * Return: true when at least one class 0 QP is listed.
+ */
+bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
+{
+	struct xnic_engine *eng = READ_ONCE(xdev->engine);
+
+	return eng && atomic_read(&eng->listed0) > 0;
 }
 
 /**
@@ -522,6 +547,8 @@ static bool xnic_engine_unlist(struct xnic_engine *eng, struct xnic_qp *qp)
 	}
 	list_del_init(&qp->engine_node);
 	clear_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
+	if (!READ_ONCE(qp->tclass))
+		atomic_dec(&eng->listed0);
 	spin_unlock_bh(&eng->lock);
 	/* May let destroy_qp proceed: do not touch @qp after this. */
 	xnic_qp_put(qp);
@@ -721,6 +748,7 @@ int xnic_engine_start(struct xnic_dev *xdev, const char *name)
 	skb_queue_head_init(&eng->rxq);
 	atomic64_set(&eng->kicks, 0);
 	atomic64_set(&eng->rx_dropped, 0);
+	atomic_set(&eng->listed0, 0);
 
 	eng->task = kthread_create(xnic_engine_thread, eng, "xnic_eng/%s",
 				   name);

@@ -62,6 +62,7 @@ u32 xnic_engine_default_idle_us(void);
 void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_activate_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 bool xnic_engine_owns_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
+bool xnic_engine_class0_backlogged(struct xnic_dev *xdev);
 void xnic_engine_detach_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_reset_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_rx(struct xnic_dev *xdev, struct sk_buff *skb);

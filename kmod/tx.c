@@ -809,9 +809,12 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 	return 0;
 }
 
-/* Run the requester with the tp lock held; see xnic_tp_qp_process(). */
-static enum xnic_tp_status __xnic_tp_qp_process(struct xnic_qp *qp,
-						unsigned int budget)
+/*
+ * Run the requester with the tp lock held, sending at most *@budget
+ * frames (decreased by those sent); see xnic_tp_qp_process().
+ */
+static enum xnic_tp_status xnic_tx_process(struct xnic_qp *qp,
+					   unsigned int *budget)
 {
 	struct xnic_tp_qp *tp = xnic_tp(qp);
 	struct xnic_tx *tx = &tp->tx;
@@ -823,7 +826,7 @@ static enum xnic_tp_status __xnic_tp_qp_process(struct xnic_qp *qp,
 	}
 	/* READ responses left over (a responder in RTR or RTS). */
 	if ((state == IB_QPS_RTR || state == IB_QPS_RTS) &&
-	    !xnic_rx_run_reads(qp, &budget))
+	    !xnic_rx_run_reads(qp, budget))
 		return XNIC_TP_IDLE;
 	if (state != IB_QPS_RTS) {
 		xnic_tx_bad_state(qp);
@@ -845,17 +848,24 @@ static enum xnic_tp_status __xnic_tp_qp_process(struct xnic_qp *qp,
 	if (tx->timer_on && !time_before(jiffies, tx->deadline) &&
 	    !xnic_tx_timeout(qp))
 		return XNIC_TP_IDLE;
-	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget))
+	if (xnic_tx_resend(qp, budget) || xnic_tx_send_more(qp, budget))
 		return XNIC_TP_IDLE;
 	if (!xnic_tx_complete(qp))
 		return XNIC_TP_IDLE;
 out:
-	if (budget)
+	if (*budget)
 		return XNIC_TP_IDLE;
 	if (xnic_rx_reads_pending(qp) ||
 	    (tx->started && (tx->resending || xnic_tx_can_send(qp))))
 		return XNIC_TP_BUSY;
 	return XNIC_TP_IDLE;
+}
+
+/* xnic_tx_process() with a budget passed by value. */
+static enum xnic_tp_status __xnic_tp_qp_process(struct xnic_qp *qp,
+						unsigned int budget)
+{
+	return xnic_tx_process(qp, &budget);
 }
 
 /**
@@ -895,7 +905,10 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
  * xnic_tp_qp_process(), unless the QP still had frames to send from
  * before (a message larger than one batch, a full window, a resend): its
  * ACKs clock those out, and a second sender on another CPU would reorder
- * its PSNs; the caller then hands it to the engine.
+ * its PSNs; the caller then hands it to the engine. The class scheduler
+ * bounds what it sends (xnic_credit_inline_begin()): a class 1 QP sends
+ * nothing while class 0 QPs wait for the engine, any QP at most its
+ * deficit; the rest is the engine's.
  *
  * Context: process context; takes the QP's tp lock.
  * Return: XNIC_TP_BUSY when the engine should run the QP, else
@@ -910,33 +923,47 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 	if (!tp)
 		return XNIC_TP_IDLE;
 	tx = &tp->tx;
-	if (!tx->started || (tx->cur == tx->fetch && !tx->resending))
-		ret = __xnic_tp_qp_process(qp, budget);
+	if (!tx->started || (tx->cur == tx->fetch && !tx->resending)) {
+		unsigned int allowed, left;
+		bool prio;
+
+		allowed = xnic_credit_inline_begin(qp, budget, &prio);
+		left = allowed;
+		ret = xnic_tx_process(qp, &left);
+		xnic_credit_inline_end(qp, budget, allowed, left,
+				       ret == XNIC_TP_BUSY, prio);
+	}
 	xnic_tp_unlock(tp);
 	return ret;
 }
 
 /*
  * After an ACK or READ response opened the window: send what it allows,
- * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq), and leave the
- * rest to the engine; when the engine runs the QP, leave all to it (one
- * sender at a time: xnic_engine_owns_qp()).
+ * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq) and what the
+ * class scheduler allows (xnic_credit_inline_begin()), and leave the rest
+ * to the engine; when the engine runs the QP, leave all to it (one sender
+ * at a time: xnic_engine_owns_qp()).
  */
 static void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned int budget;
+	unsigned int budget, allowed;
+	bool prio, more;
 
 	if (!tx->resending && !xnic_tx_can_send(qp))
 		return;
 	if (xnic_engine_owns_qp(qp->xdev, qp))
 		return;
-	/* Within the QP's deficit (byte round robin); else the engine. */
-	budget = xnic_credit_drr_inline(qp, XNIC_TX_ACK_BUDGET);
+	/* Class 0 first, then the QP's deficit; else the engine. */
+	allowed = xnic_credit_inline_begin(qp, XNIC_TX_ACK_BUDGET, &prio);
+	budget = allowed;
 	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
 	    !xnic_tx_complete(qp))
 		return;
-	if (!budget && (tx->resending || xnic_tx_can_send(qp)))
+	more = !budget && (tx->resending || xnic_tx_can_send(qp));
+	xnic_credit_inline_end(qp, XNIC_TX_ACK_BUDGET, allowed, budget, more,
+			       prio);
+	if (more)
 		xnic_tp(qp)->activate = true;
 }
 

@@ -13,6 +13,12 @@
  *  priority        8 B WRITE latency of a class 0 QP alone and while two
  *                  class 1 QPs saturate the same link (BENCH lines; the
  *                  test asserts only that both progress);
+ *  priority_inline the same with every post of the class 1 QPs followed
+ *                  by the wakeup syscall (inline sends): class 0 sends
+ *                  inline, class 1 inline sends are left to the engine
+ *                  while class 0 is backlogged (counter
+ *                  tx_inline_prio_deferred), and the bulk still progresses
+ *                  (BENCH credit_c0_lat_8B_inline_ratio);
  *  large_vs_small  one flow of 1 MiB messages and four of 8 KiB share a
  *                  link: each small flow gets at least half of an equal
  *                  share of the bytes;
@@ -64,6 +70,7 @@ struct cr_env {
  * @done: WRITEs completed
  * @win_bytes: bytes completed inside the measurement window
  * @err: first error status seen
+ * @wakeup: make the wakeup syscall after every post (inline sends)
  */
 struct cr_flow {
 	int src, dst;
@@ -74,6 +81,7 @@ struct cr_flow {
 	struct xt_buf sbuf, dbuf;
 	uint64_t posted, done, win_bytes;
 	int err;
+	bool wakeup;
 };
 
 static int cr_env_setup(struct cr_env *e)
@@ -231,6 +239,8 @@ static int cr_flow_pump(struct cr_flow *f, bool count, bool post)
 				      f->dbuf.mr->rkey, seq, XNIC_WQE_F_SIGNALED);
 		if (err == -EAGAIN)
 			break;
+		if (!err && f->wakeup)
+			err = xnic_qp_wakeup(f->qp[0]);
 		if (err) {
 			f->err = err;
 			return -1;
@@ -422,7 +432,10 @@ static int cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median 8 B WRITE completion time of @f (inline, signaled), us. */
+/*
+ * Median 8 B WRITE completion time of @f (inline, signaled), us; with
+ * @f->wakeup, each post is followed by the wakeup syscall.
+ */
 static long long cr_lat(struct cr_flow *f, int iters)
 {
 	long long *t = calloc(iters, sizeof(*t)), med;
@@ -441,6 +454,8 @@ static long long cr_lat(struct cr_flow *f, int iters)
 			free(t);
 			return -1;
 		}
+		if (f->wakeup)
+			xnic_qp_wakeup(f->qp[0]);
 		f->posted++;
 		while (f->done < want)
 			if (cr_flow_pump(f, false, false) ||
@@ -498,6 +513,101 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	fflush(stdout);
 	EXPECT_LT(0, cr_cnt(e, 1, "tx_class0_bytes"));
 	EXPECT_LT(0, cr_cnt(e, 1, "tx_class1_bytes"));
+}
+
+/*
+ * Inline sends under the class scheduler. f[0]: class 0, 8 B latency;
+ * f[1], f[2]: class 1 bulk, every post followed by the wakeup syscall so
+ * that they send inline (xnic_engine_post_send()); f[3]: class 0 with a
+ * standing backlog of 64 KiB WRITEs. Asserted: counters, not speed.
+ */
+TEST_F_TIMEOUT(cr, priority_inline, 600)
+{
+	struct cr_env *e = &self->env;
+	struct cr_flow *f = self->flow;
+	struct cr_bulk b = { .f = &f[1], .n = 2 };
+	uint64_t in0, in0_idle, in0_load, in1, prio0, prio_lat, prio,
+		 bulk0, bulk1, c0;
+	long long idle, loaded, start;
+	pthread_t th;
+	int k;
+
+	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 4096, 4,
+				    XNIC_TCLASS_LATENCY));
+	/*
+	 * 16 KiB WRITEs (four frames): each post's wakeup syscall finds the
+	 * previous ones sent and sends the new one inline.
+	 */
+	for (k = 1; k <= 2; k++) {
+		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 16384, 16,
+					    XNIC_TCLASS_BULK));
+		f[k].wakeup = true;
+	}
+	ASSERT_EQ(0, cr_flow_create(e, &f[3], 1, 0, 65536, 8,
+				    XNIC_TCLASS_LATENCY));
+	f[0].wakeup = true;
+
+	/* alone: class 0 posts go out inline */
+	in0 = cr_cnt(e, 1, "tx_inline_class0_frames");
+	in1 = cr_cnt(e, 1, "tx_inline_class1_frames");
+	prio0 = cr_cnt(e, 1, "tx_inline_prio_deferred");
+	idle = cr_lat(&f[0], 300);
+	ASSERT_LT(0, idle);
+	in0_idle = cr_cnt(e, 1, "tx_inline_class0_frames") - in0;
+	EXPECT_LT(0, in0_idle);
+
+	/* under inline class 1 bulk */
+	ASSERT_EQ(0, pthread_create(&th, NULL, cr_bulk_thread, &b));
+	xt_sleep_ms(500);
+	in0 = cr_cnt(e, 1, "tx_inline_class0_frames");
+	loaded = cr_lat(&f[0], 300);
+	in0_load = cr_cnt(e, 1, "tx_inline_class0_frames") - in0;
+	prio_lat = cr_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
+
+	/*
+	 * And with class 0 backlogged: class 1 inline sends wait. At least
+	 * 2 s, and until a deferral was seen (at most 20 s).
+	 */
+	bulk0 = f[1].done + f[2].done;
+	prio0 = cr_cnt(e, 1, "tx_inline_prio_deferred");
+	start = xt_now_ms();
+	do {
+		for (k = 0; k < 64; k++)
+			if (cr_flow_pump(&f[3], false, true))
+				break;
+		prio = cr_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
+	} while (!f[3].err &&
+		 (xt_now_ms() - start < 2000 ||
+		  (!prio && xt_now_ms() - start < 20000)));
+	c0 = f[3].done;
+	bulk1 = f[1].done + f[2].done;
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.err);
+	ASSERT_EQ(0, f[3].err);
+	ASSERT_LT(0, loaded);
+	for (k = 1; k <= 3; k++) {
+		EXPECT_EQ(0, cr_flow_drain(&f[k]));
+		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+	}
+	in1 = cr_cnt(e, 1, "tx_inline_class1_frames") - in1;
+	TH_LOG("class 0 8 B WRITE: %lld us alone (%llu inline frames), %lld us under inline bulk (%llu inline frames, %llu class 1 deferrals)",
+	       idle, (unsigned long long)in0_idle, loaded,
+	       (unsigned long long)in0_load, (unsigned long long)prio_lat);
+	TH_LOG("class 0 backlogged %lld ms: %llu class 0 WRITEs, %llu bulk WRITEs, %llu class 1 inline sends deferred; %llu class 1 frames inline in all",
+	       xt_now_ms() - start, (unsigned long long)c0,
+	       (unsigned long long)(bulk1 - bulk0),
+	       (unsigned long long)prio, (unsigned long long)in1);
+	printf("BENCH credit_c0_lat_8B_inline_unloaded %lld us\n", idle);
+	printf("BENCH credit_c0_lat_8B_inline_loaded %lld us\n", loaded);
+	printf("BENCH credit_c0_lat_8B_inline_ratio %.2f x\n",
+	       (double)loaded / (double)idle);
+	fflush(stdout);
+	/* the mechanism: class 1 gave way inline, and still progressed */
+	EXPECT_LT(0, prio);
+	EXPECT_LT(0, c0);
+	EXPECT_LT(bulk0, bulk1);
+	EXPECT_LT(0, in1);
 }
 
 TEST_F_TIMEOUT(cr, large_vs_small, 600)
