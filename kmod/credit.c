@@ -44,10 +44,10 @@ module_param(credit_pool, uint, 0644);
 MODULE_PARM_DESC(credit_pool,
 		 "Receive credits (frames) of a device shared by its active flows (default 768)");
 
-static unsigned int drr_unit;
+static unsigned int drr_unit = 2048;
 module_param(drr_unit, uint, 0644);
 MODULE_PARM_DESC(drr_unit,
-		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 0; 2048 gives QPs of one class equal bytes)");
+		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
 
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10

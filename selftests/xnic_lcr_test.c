@@ -565,7 +565,7 @@ TEST_F_TIMEOUT(lc, drr_bytes, 600)
 		lc_flow_destroy(&f[0]);
 		lc_flow_destroy(&f[1]);
 	}
-	xt_write_file("/sys/module/xnic/parameters/drr_unit", "0");
+	xt_write_file("/sys/module/xnic/parameters/drr_unit", "2048");
 	printf("BENCH drr_bytes_jain %.3f index\n", jain / 1000.0);
 	printf("BENCH drr_frames_jain %.3f index\n", jain_frames / 1000.0);
 	fflush(stdout);
