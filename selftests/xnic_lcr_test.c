@@ -31,6 +31,7 @@
 
 #include "kselftest_harness.h"
 #include "xnic_lib.h"
+#include "kmod/credit_logic.h"
 
 #define NDEV		4
 #define NLINK		2
@@ -510,19 +511,6 @@ static int lc_run_bytes(struct lc_flow *f, int n, int warm_ms, int ms,
 	return lc_run(f, n, 0);
 }
 
-/* Jain's index of @n shares, in 1/1000. */
-static unsigned int lc_jain(const double *x, int n)
-{
-	double s = 0, s2 = 0;
-	int k;
-
-	for (k = 0; k < n; k++) {
-		s += x[k];
-		s2 += x[k] * x[k];
-	}
-	return s2 > 0 ? (unsigned int)(s * s / (n * s2) * 1000 + 0.5) : 0;
-}
-
 /*
  * Byte deficit round robin: a flow of 4 KiB WRITEs and one of 64 KiB
  * WRITEs of one class, from one device over the same links, get equal
@@ -559,9 +547,9 @@ TEST_F_TIMEOUT(lc, drr_bytes, 600)
 		TH_LOG("drr_unit %s: 4 KiB flow %.0f bytes, 64 KiB flow %.0f bytes",
 		       pass ? "0" : "2048", bytes[0], bytes[1]);
 		if (pass)
-			jain_frames = lc_jain(bytes, 2);
+			jain_frames = xnic_credit_jain(bytes, 2);
 		else
-			jain = lc_jain(bytes, 2);
+			jain = xnic_credit_jain(bytes, 2);
 		lc_flow_destroy(&f[0]);
 		lc_flow_destroy(&f[1]);
 	}
