@@ -49,6 +49,13 @@ module_param(drr_unit, uint, 0644);
 MODULE_PARM_DESC(drr_unit,
 		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
 
+/*
+ * Bytes of one class 1 turn while class 0 is idle: about one frame at the
+ * mesh's 9000 B MTU, so that a class 0 WQE rung meanwhile waits for no
+ * more than that (xnic_credit_budget()).
+ */
+#define XNIC_CREDIT_CLASS1_TURN	8192
+
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10
 /* First and largest interval between credit requests of a stalled flow. */
@@ -514,16 +521,27 @@ void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i)
  * @quantum: the pass's quantum, frames
  * @class0_busy: class 0 QPs had more to send in this pass
  *
+ * xnic_credit_class_budget(); while class 0 is idle, a class 1 turn is
+ * XNIC_CREDIT_CLASS1_TURN bytes (one frame with drr_unit 0), so that the
+ * engine looks for class 0 doorbells between two bulk frames. The deficit
+ * round robin of class 1 (xnic_credit_drr_begin()) is kept with the
+ * smaller quantum.
+ *
  * Context: the engine thread.
- * Return: the budget, frames, at least 1 (xnic_credit_class_budget()).
+ * Return: the budget, frames, at least 1.
  */
 unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				unsigned int quantum, bool class0_busy)
 {
-	return xnic_credit_class_budget(tclass, quantum,
-					READ_ONCE(xdev->params.class_weight[0]),
-					READ_ONCE(xdev->params.class_weight[1]),
-					class0_busy);
+	unsigned int b, unit = READ_ONCE(drr_unit);
+
+	b = xnic_credit_class_budget(tclass, quantum,
+				     READ_ONCE(xdev->params.class_weight[0]),
+				     READ_ONCE(xdev->params.class_weight[1]),
+				     class0_busy);
+	if (tclass == XNIC_TCLASS_LATENCY || class0_busy)
+		return b;
+	return min(b, unit ? DIV_ROUND_UP(XNIC_CREDIT_CLASS1_TURN, unit) : 1);
 }
 
 /* The byte quantum of a class budget of @frames frames. */
@@ -615,7 +633,9 @@ void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
  * pass, which serves class 0 first and shares each class by byte deficit
  * round robin; so that they cannot overtake it:
  *  - a class 1 QP sends nothing while a class 0 QP of the device waits
- *    for the engine (xnic_engine_class0_backlogged());
+ *    for the engine (xnic_engine_class0_backlogged()), and one frame
+ *    otherwise: a burst in softirq would hold up a class 0 doorbell the
+ *    engine is about to see (xnic_credit_budget());
  *  - otherwise a QP sends at most what its deficit covers
  *    (xnic_credit_drr_inline()). A class 0 QP of small messages keeps
  *    the latency of inline sending: the engine refills its deficit to a
@@ -635,6 +655,8 @@ unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
 		*prio = true;
 		return 0;
 	}
+	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY)
+		max = min(max, 1U);
 	return xnic_credit_drr_inline(qp, max);
 }
 

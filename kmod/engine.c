@@ -115,6 +115,7 @@ enum {
 /* xnic_engine.flags */
 enum {
 	XNIC_ENG_KICK,		/* there may be work: do not sleep */
+	XNIC_ENG_CLASS0,	/* a class 0 QP was listed: class 1 yields */
 };
 
 /**
@@ -220,8 +221,10 @@ static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 		set_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
 		refcount_inc(&qp->ref);
 		list_add_tail(&qp->engine_node, &eng->pending);
-		if (!READ_ONCE(qp->tclass))
+		if (!READ_ONCE(qp->tclass)) {
 			atomic_inc(&eng->listed0);
+			set_bit(XNIC_ENG_CLASS0, &eng->flags);
+		}
 		eng->activations++;
 	}
 	spin_unlock_bh(&eng->lock);
@@ -585,17 +588,35 @@ static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
 }
 
 /*
+ * Before a class 1 QP's turn: whether a class 0 QP that was not on the
+ * engine's lists was rung or activated since the pass began, and the pass
+ * should end so that it runs first.
+ */
+static bool xnic_engine_class1_yield(struct xnic_engine *eng)
+{
+	xnic_engine_doorbells(eng);
+	return test_bit(XNIC_ENG_CLASS0, &eng->flags);
+}
+
+/*
  * Step 3. Returns whether any QP has more to do. Traffic classes
  * (credit.c): class 0 QPs run first, then class 1 QPs with the budget
- * xnic_credit_budget() gives them; QPs of a class run round robin.
+ * xnic_credit_budget() gives them (about one frame while class 0 is
+ * idle); QPs of a class run round robin. Between two class 1 turns the
+ * engine looks at the doorbells: a class 0 QP listed meanwhile ends the
+ * pass after the first class 1 turn (so class 1 always progresses), and
+ * the next pass starts with the class 1 QP that was cut. A latency-critical
+ * WQE so waits for about one bulk frame (VL arbitration, IBA vol 1
+ * section 7.6.9).
  */
 static bool xnic_engine_run_qps(struct xnic_engine *eng)
 {
 	struct xnic_qp *qp, *tmp;
-	bool busy = false, busy0 = false;
+	bool busy = false, busy0 = false, turn1 = false;
 	unsigned int budget;
 	u8 cls;
 
+	clear_bit(XNIC_ENG_CLASS0, &eng->flags);
 	if (!list_empty(&eng->pending)) {
 		spin_lock_bh(&eng->lock);
 		list_splice_tail_init(&eng->pending, &eng->active);
@@ -609,6 +630,13 @@ static bool xnic_engine_run_qps(struct xnic_engine *eng)
 		list_for_each_entry_safe(qp, tmp, &eng->active, engine_node) {
 			if (READ_ONCE(qp->tclass) != cls)
 				continue;
+			if (cls && turn1 && xnic_engine_class1_yield(eng)) {
+				list_rotate_to_front(&qp->engine_node,
+						     &eng->active);
+				return true;
+			}
+			if (cls)
+				turn1 = true;
 			clear_bit(XNIC_QP_ENG_RERUN, &qp->eng_flags);
 			if (xnic_engine_run_qp(eng, qp, budget) ==
 			    XNIC_TP_BUSY) {

@@ -939,10 +939,11 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 
 /*
  * After an ACK or READ response opened the window: send what it allows,
- * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq) and what the
- * class scheduler allows (xnic_credit_inline_begin()), and leave the rest
- * to the engine; when the engine runs the QP, leave all to it (one sender
- * at a time: xnic_engine_owns_qp()).
+ * at most XNIC_TX_ACK_BUDGET frames of a class 0 QP (this runs in softirq;
+ * class 1 leaves them to the engine) and what the class scheduler allows
+ * (xnic_credit_inline_begin()), and leave the rest to the engine; when
+ * the engine runs the QP, leave all to it (one sender at a time:
+ * xnic_engine_owns_qp()).
  */
 static void xnic_tx_push(struct xnic_qp *qp)
 {
@@ -954,8 +955,14 @@ static void xnic_tx_push(struct xnic_qp *qp)
 		return;
 	if (xnic_engine_owns_qp(qp->xdev, qp))
 		return;
-	/* Class 0 first, then the QP's deficit; else the engine. */
-	allowed = xnic_credit_inline_begin(qp, XNIC_TX_ACK_BUDGET, &prio);
+	/*
+	 * Class 0 first, then the QP's deficit; else the engine. A class 1
+	 * QP sends nothing here: its ACK-clocked bursts in softirq would
+	 * hold up a class 0 doorbell the engine is about to see.
+	 */
+	budget = READ_ONCE(qp->tclass) == XNIC_TCLASS_LATENCY ?
+		 XNIC_TX_ACK_BUDGET : 0;
+	allowed = xnic_credit_inline_begin(qp, budget, &prio);
 	budget = allowed;
 	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
 	    !xnic_tx_complete(qp))

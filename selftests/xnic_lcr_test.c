@@ -32,6 +32,7 @@
 #include "kselftest_harness.h"
 #include "xnic_lib.h"
 #include "kmod/credit_logic.h"
+#include "xt_harness.h"
 
 #define NDEV		4
 #define NLINK		2
@@ -559,4 +560,7 @@ TEST_F_TIMEOUT(lc, drr_bytes, 600)
 	fflush(stdout);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	return xt_harness_main(argc, argv);
+}

@@ -11,6 +11,8 @@
 #define XT_HARNESS_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -51,11 +53,65 @@
 } while (0)
 
 /*
+ * Keep only the tests named by "-t NAME" options (as later versions of
+ * kselftest_harness.h do; 6.1's runs every test). Exits 2 on a bad option
+ * or a name no fixture has.
+ */
+static inline void xt_harness_filter(int argc, char **argv)
+{
+	struct __fixture_metadata *f;
+	struct __test_metadata *t, *next;
+	int opt, kept = 0;
+	bool any = false;
+
+	while ((opt = getopt(argc, argv, "t:")) != -1)
+		if (opt == 't')
+			any = true;
+		else
+			exit(2);
+	if (!any)
+		return;
+	for (f = __fixture_list; f; f = f->next) {
+		t = f->tests;
+		f->tests = NULL;
+		for (; t; t = next) {
+			bool want = false;
+			int k;
+
+			next = t->next;
+			for (k = 1; k + 1 < argc; k++)
+				if (!strcmp(argv[k], "-t") &&
+				    !strcmp(argv[k + 1], t->name))
+					want = true;
+			if (!want)
+				continue;
+			/* the harness's list: head->prev is the tail */
+			t->next = NULL;
+			if (!f->tests) {
+				t->prev = t;
+				f->tests = t;
+			} else {
+				t->prev = f->tests->prev;
+				f->tests->prev->next = t;
+				f->tests->prev = t;
+			}
+			kept++;
+		}
+	}
+	if (!kept) {
+		fprintf(stderr, "%s: no test of that name\n", argv[0]);
+		exit(2);
+	}
+}
+
+/*
  * main() of a VM test: skip (KSFT_SKIP) unless root with xnic.ko loaded or
- * loadable, else run the harness.
+ * loadable, else run the harness; "-t NAME" (repeatable) runs only the
+ * named tests.
  */
 static inline int xt_harness_main(int argc, char **argv)
 {
+	xt_harness_filter(argc, argv);
 	if (geteuid() != 0) {
 		printf("1..0 # SKIP must run as root (use tools/xnic-vm)\n");
 		return KSFT_SKIP;
