@@ -47,305 +47,32 @@
 #include "kselftest_harness.h"
 #include "xnic_lib.h"
 #include "kmod/credit_logic.h"
+#include "xt_flow.h"
 #include "xt_harness.h"
 
-#define NDEV		4
-#define MAX_FLOWS	8
 #define CR_PSN		0x10000
 
-struct cr_env {
-	int tag;
-	struct xt_dev dev[NDEV];
+static const struct xt_mesh_cfg cr_cfg = {
+	.prefix = "xcr",
+	.nlink = 1,
+	.psn = CR_PSN,
+	.psn_back = 7,
 };
 
-/**
- * struct cr_flow - a QP on device @src writing into a buffer on @dst
- * @src: sending device
- * @dst: receiving device
- * @msg: bytes per WRITE
- * @depth: WRITEs kept outstanding; also the number of buffer slots
- * @cq: CQs of the two QPs
- * @qp: the QPs (qp[0] on @src)
- * @sbuf: source slots on @src
- * @dbuf: target slots on @dst
- * @posted: WRITEs posted
- * @done: WRITEs completed
- * @win_bytes: bytes completed inside the measurement window
- * @err: first error status seen
- * @wakeup: make the wakeup syscall after every post (inline sends)
- */
-struct cr_flow {
-	int src, dst;
-	size_t msg;
-	unsigned int depth;
-	struct xnic_cq *cq[2];
-	struct xnic_qp *qp[2];
-	struct xt_buf sbuf, dbuf;
-	uint64_t posted, done, win_bytes;
-	int err;
-	bool wakeup;
-};
-
-static int cr_env_setup(struct cr_env *e)
-{
-	int k, err;
-
-	memset(e, 0, sizeof(*e));
-	e->tag = 10 + getpid() % 80;
-	if (xt_sh("bash -c '. ../tools/xnic-mesh && mesh_up %d xcr%dn %d && mesh_wait_peers'",
-		  NDEV, e->tag, e->tag))
-		return -EIO;
-	for (k = 0; k < NDEV; k++) {
-		struct xt_dev *d = &e->dev[k];
-
-		snprintf(d->name, sizeof(d->name), "xcr%dn%d", e->tag, k);
-		err = xnic_open(d->name, &d->ctx);
-		if (err)
-			return err;
-		err = xnic_alloc_pd(d->ctx, &d->pd);
-		if (err)
-			return err;
-		d->node_id = xnic_ctx_info(d->ctx)->node_id;
-		d->payload_mtu = xnic_ctx_info(d->ctx)->payload_mtu;
-	}
-	return 0;
-}
-
-static void cr_env_teardown(struct cr_env *e)
-{
-	int i, j;
-
-	for (i = 0; i < NDEV; i++)
-		if (e->dev[i].ctx)
-			xnic_close(e->dev[i].ctx);
-	for (i = 0; i < NDEV; i++)
-		xt_sh("rdma link delete xcr%dn%d", e->tag, i);
-	for (i = 0; i < NDEV; i++)
-		for (j = i + 1; j < NDEV; j++)
-			xt_sh("ip link del m%dx%dy%d", e->tag, i, j);
-}
-
-static uint64_t cr_cnt(struct cr_env *e, int dev, const char *name)
-{
-	uint64_t v = ~0ULL;
-
-	xt_counter(e->dev[dev].name, name, &v);
-	return v;
-}
-
-/* The 8-byte stamp at both ends of a slot: which WRITE filled it. */
-static void cr_stamp(struct cr_flow *f, uint64_t seq)
-{
-	uint8_t *p = f->sbuf.p + (seq % f->depth) * f->msg;
-
-	memcpy(p, &seq, sizeof(seq));
-	if (f->msg >= 16)
-		memcpy(p + f->msg - 8, &seq, sizeof(seq));
-}
-
-static int cr_flow_create(struct cr_env *e, struct cr_flow *f, int src,
-			  int dst, size_t msg, unsigned int depth,
-			  uint32_t tclass)
-{
-	struct xnic_qp_attr attr = { XNIC_QP_ATTR_TCLASS, tclass };
-	struct xnic_qp_cap cap = { 0 };
-	int side[2] = { src, dst }, k, err;
-	unsigned int s;
-
-	memset(f, 0, sizeof(*f));
-	f->src = src;
-	f->dst = dst;
-	f->msg = msg;
-	f->depth = depth;
-	for (k = 0; k < 2; k++) {
-		struct xt_dev *d = &e->dev[side[k]];
-
-		err = xnic_create_cq(d->ctx, depth * 2 + 16, &f->cq[k]);
-		if (err)
-			return err;
-		cap.max_send_wr = depth;
-		cap.max_recv_wr = 1;
-		cap.max_send_sge = 1;
-		cap.max_recv_sge = 1;
-		err = xnic_create_qp_ex(d->pd, f->cq[k], f->cq[k], &cap, &attr,
-					&f->qp[k]);
-		if (err)
-			return err;
-	}
-	err = xnic_connect_qp(f->qp[0], e->dev[dst].node_id, f->qp[1]->qpn,
-			      CR_PSN, CR_PSN + 7);
-	if (!err)
-		err = xnic_connect_qp(f->qp[1], e->dev[src].node_id,
-				      f->qp[0]->qpn, CR_PSN + 7, CR_PSN);
-	if (err)
-		return err;
-	err = xt_buf_alloc(&e->dev[src], &f->sbuf, msg * depth,
-			   XT_ACCESS_ALL);
-	if (!err)
-		err = xt_buf_alloc(&e->dev[dst], &f->dbuf, msg * depth,
-				   XT_ACCESS_ALL);
-	if (err)
-		return err;
-	for (s = 0; s < depth; s++)
-		xt_fill(f->sbuf.p + s * msg, msg, (uint64_t)f->qp[0]->qpn << 16 | s);
-	return 0;
-}
-
-static void cr_flow_destroy(struct cr_flow *f)
-{
-	int k;
-
-	for (k = 0; k < 2; k++) {
-		if (f->qp[k])
-			xnic_destroy_qp(f->qp[k]);
-		if (f->cq[k])
-			xnic_destroy_cq(f->cq[k]);
-	}
-	xt_buf_free(&f->sbuf);
-	xt_buf_free(&f->dbuf);
-	memset(f, 0, sizeof(*f));
-}
-
-/* Reap completions and keep @f's window full. Return -1 on an error. */
-static int cr_flow_pump(struct cr_flow *f, bool count, bool post)
-{
-	struct xnic_cqe cqe[32];
-	int n, k, err;
-
-	n = xnic_poll_cq(f->cq[0], cqe, 32);
-	if (n < 0) {
-		f->err = n;
-		return -1;
-	}
-	for (k = 0; k < n; k++) {
-		if (cqe[k].status) {
-			f->err = cqe[k].status;
-			return -1;
-		}
-		f->done++;
-		if (count)
-			f->win_bytes += f->msg;
-	}
-	while (post && f->posted - f->done < f->depth) {
-		uint64_t seq = f->posted;
-		struct xnic_sge sge = {
-			.addr = (uintptr_t)(f->sbuf.p + (seq % f->depth) * f->msg),
-			.length = (uint32_t)f->msg,
-			.lkey = f->sbuf.mr->lkey,
-		};
-
-		cr_stamp(f, seq);
-		err = xnic_post_write(f->qp[0], &sge, 1,
-				      (uintptr_t)(f->dbuf.p +
-						  (seq % f->depth) * f->msg),
-				      f->dbuf.mr->rkey, seq, XNIC_WQE_F_SIGNALED);
-		if (err == -EAGAIN)
-			break;
-		if (!err && f->wakeup)
-			err = xnic_qp_wakeup(f->qp[0]);
-		if (err) {
-			f->err = err;
-			return -1;
-		}
-		f->posted++;
-	}
-	return 0;
-}
-
-/* Drain what is outstanding; return -1 when it does not complete. */
-static int cr_flow_drain(struct cr_flow *f)
-{
-	long long end = xt_now_ms() + XT_WAIT_MS;
-
-	while (f->done != f->posted) {
-		if (cr_flow_pump(f, false, false) || xt_now_ms() > end)
-			return -1;
-	}
-	return 0;
-}
-
-/* Every slot at the target holds what its last WRITE carried. */
-static ssize_t cr_flow_verify(struct cr_flow *f)
-{
-	unsigned int s;
-
-	for (s = 0; s < f->depth && s < f->posted; s++) {
-		ssize_t d = xt_diff(f->sbuf.p + s * f->msg,
-				    f->dbuf.p + s * f->msg, f->msg);
-
-		if (d >= 0)
-			return (ssize_t)(s * f->msg) + d;
-	}
-	return -1;
-}
-
-/*
- * Run @n flows for @ms milliseconds, counting the bytes completed after
- * the first @warm_ms. Return 0, or -1 when a flow failed.
- */
-static int cr_run(struct cr_flow *f, int n, int warm_ms, int ms)
-{
-	long long start = xt_now_ms(), now;
-	int k;
-
-	do {
-		now = xt_now_ms();
-		for (k = 0; k < n; k++)
-			if (cr_flow_pump(&f[k], now - start >= warm_ms, true))
-				return -1;
-	} while (now - start < ms);
-	for (k = 0; k < n; k++)
-		if (cr_flow_drain(&f[k]))
-			return -1;
-	return 0;
-}
-
-static unsigned int cr_jain(struct cr_flow *f, int n)
-{
-	double x[MAX_FLOWS];
-	int k;
-
-	for (k = 0; k < n; k++)
-		x[k] = (double)f[k].win_bytes;
-	return xnic_credit_jain(x, n);
-}
+XT_FLOW_FIXTURE(cr, &cr_cfg)
 
 /* Accounts of device @d: granted - consumed - returned. */
-static int64_t cr_balance(struct cr_env *e, int d)
+static int64_t cr_balance(struct xt_mesh *e, int d)
 {
-	return (int64_t)(cr_cnt(e, d, "credit_granted") -
-			 cr_cnt(e, d, "credit_consumed") -
-			 cr_cnt(e, d, "credit_returned"));
-}
-
-FIXTURE(cr)
-{
-	struct cr_env env;
-	struct cr_flow flow[MAX_FLOWS];
-};
-
-FIXTURE_SETUP(cr)
-{
-	int err = cr_env_setup(&self->env);
-
-	if (err)
-		TH_LOG("setup: %d %s", err, xt_error());
-	ASSERT_EQ(0, err);
-}
-
-FIXTURE_TEARDOWN(cr)
-{
-	int k;
-
-	for (k = 0; k < MAX_FLOWS; k++)
-		cr_flow_destroy(&self->flow[k]);
-	cr_env_teardown(&self->env);
+	return (int64_t)(xt_mesh_cnt(e, d, "credit_granted") -
+			 xt_mesh_cnt(e, d, "credit_consumed") -
+			 xt_mesh_cnt(e, d, "credit_returned"));
 }
 
 TEST_F_TIMEOUT(cr, incast, 600)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
 	uint64_t drops0, viol0, oow0;
 	unsigned int jain;
 	int k;
@@ -356,58 +83,59 @@ TEST_F_TIMEOUT(cr, incast, 600)
 	 */
 	ASSERT_EQ(0, xt_write_file("/sys/module/xnic/parameters/credit_pool",
 				   "96"));
-	drops0 = cr_cnt(e, 0, "rx_credit_drops");
-	viol0 = cr_cnt(e, 0, "rx_credit_violations");
-	oow0 = cr_cnt(e, 0, "rx_out_of_window");
+	drops0 = xt_mesh_cnt(e, 0, "rx_credit_drops");
+	viol0 = xt_mesh_cnt(e, 0, "rx_credit_violations");
+	oow0 = xt_mesh_cnt(e, 0, "rx_out_of_window");
 	for (k = 0; k < 3; k++)
-		ASSERT_EQ(0, cr_flow_create(e, &f[k], k + 1, 0, 65536, 16,
+		ASSERT_EQ(0, xt_flow_create(e, &f[k], k + 1, 0, 65536, 16,
 					    XNIC_TCLASS_BULK));
-	k = cr_run(f, 3, 1000, 7000);
+	k = xt_flow_run(f, 3, 1000, 7000);
 	xt_write_file("/sys/module/xnic/parameters/credit_pool", "768");
 	ASSERT_EQ(0, k) {
 		for (k = 0; k < 3; k++)
 			TH_LOG("flow %d: err %d done %llu", k, f[k].err,
 			       (unsigned long long)f[k].done);
 	}
-	jain = cr_jain(f, 3);
+	jain = xt_flow_jain(f, 3);
 	for (k = 0; k < 3; k++) {
 		TH_LOG("flow %d -> 0: %llu bytes in the window, %llu WRITEs",
 		       k + 1, (unsigned long long)f[k].win_bytes,
 		       (unsigned long long)f[k].done);
 		EXPECT_LT(0, f[k].win_bytes);
-		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 		/* while the flows live, unused credit is >= 0 */
 		EXPECT_LE(0, cr_balance(e, k + 1));
 	}
 	printf("BENCH credit_incast_jain %.3f index\n", jain / 1000.0);
 	printf("BENCH credit_incast_rx_drops %llu frames\n",
-	       (unsigned long long)(cr_cnt(e, 0, "rx_credit_drops") - drops0));
+	       (unsigned long long)(xt_mesh_cnt(e, 0, "rx_credit_drops") - drops0));
 	/* the test runs in a child that leaves with _exit() */
 	fflush(stdout);
 	EXPECT_LE(950, jain);
-	EXPECT_EQ(drops0, cr_cnt(e, 0, "rx_credit_drops"));
-	EXPECT_EQ(viol0, cr_cnt(e, 0, "rx_credit_violations"));
-	EXPECT_EQ(oow0, cr_cnt(e, 0, "rx_out_of_window"));
-	EXPECT_LT(0, cr_cnt(e, 0, "credit_advertised"));
+	EXPECT_EQ(drops0, xt_mesh_cnt(e, 0, "rx_credit_drops"));
+	EXPECT_EQ(viol0, xt_mesh_cnt(e, 0, "rx_credit_violations"));
+	EXPECT_EQ(oow0, xt_mesh_cnt(e, 0, "rx_out_of_window"));
+	EXPECT_LT(0, xt_mesh_cnt(e, 0, "credit_advertised"));
 	/* every credit given back once the QPs are gone: no leak, no double */
 	for (k = 0; k < 3; k++)
-		cr_flow_destroy(&f[k]);
-	for (k = 1; k < NDEV; k++) {
+		xt_flow_destroy(&f[k]);
+	for (k = 1; k < XT_MESH_NDEV; k++) {
 		/* how often credit, not the PSN window, held it back */
 		TH_LOG("dev %d: granted %llu consumed %llu returned %llu, %llu stalls, %llu ns",
-		       k, (unsigned long long)cr_cnt(e, k, "credit_granted"),
-		       (unsigned long long)cr_cnt(e, k, "credit_consumed"),
-		       (unsigned long long)cr_cnt(e, k, "credit_returned"),
-		       (unsigned long long)cr_cnt(e, k, "credit_stalls"),
-		       (unsigned long long)cr_cnt(e, k, "credit_stall_ns"));
+		       k,
+		       (unsigned long long)xt_mesh_cnt(e, k, "credit_granted"),
+		       (unsigned long long)xt_mesh_cnt(e, k, "credit_consumed"),
+		       (unsigned long long)xt_mesh_cnt(e, k, "credit_returned"),
+		       (unsigned long long)xt_mesh_cnt(e, k, "credit_stalls"),
+		       (unsigned long long)xt_mesh_cnt(e, k, "credit_stall_ns"));
 		EXPECT_EQ(0, cr_balance(e, k));
-		EXPECT_LT(0, cr_cnt(e, k, "credit_consumed"));
-		EXPECT_LT(0, cr_cnt(e, k, "tx_class1_bytes"));
+		EXPECT_LT(0, xt_mesh_cnt(e, k, "credit_consumed"));
+		EXPECT_LT(0, xt_mesh_cnt(e, k, "tx_class1_bytes"));
 	}
 }
 
 struct cr_bulk {
-	struct cr_flow *f;
+	struct xt_flow *f;
 	int n;
 	bool spin;
 	atomic_int stop;
@@ -429,7 +157,7 @@ static void *cr_bulk_thread(void *arg)
 
 	while (!atomic_load(&b->stop)) {
 		for (k = 0; k < b->n; k++)
-			if (cr_flow_pump(&b->f[k], true, true)) {
+			if (xt_flow_pump(&b->f[k], true, true)) {
 				b->err = -1;
 				return NULL;
 			}
@@ -461,7 +189,7 @@ static int cmp_ll(const void *a, const void *b)
  * Median 8 B WRITE completion time of @f (inline, signaled), us; with
  * @f->wakeup, each post is followed by the wakeup syscall.
  */
-static long long cr_lat(struct cr_flow *f, int iters)
+static long long cr_lat(struct xt_flow *f, int iters)
 {
 	long long *t = calloc(iters, sizeof(*t)), med;
 	uint64_t v = 0;
@@ -483,7 +211,7 @@ static long long cr_lat(struct cr_flow *f, int iters)
 			xnic_qp_wakeup(f->qp[0]);
 		f->posted++;
 		while (f->done < want)
-			if (cr_flow_pump(f, false, false) ||
+			if (xt_flow_pump(f, false, false) ||
 			    xt_now_ms() > end) {
 				free(t);
 				return -1;
@@ -498,18 +226,18 @@ static long long cr_lat(struct cr_flow *f, int iters)
 
 TEST_F_TIMEOUT(cr, priority, 600)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
 	struct cr_bulk b = { .f = &f[1], .n = 2 };
 	long long idle, loaded, t0, t1, t2;
 	uint64_t before, bytes0, bytes1, bytes2;
 	pthread_t th;
 	int k;
 
-	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 4096, 4,
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 4096, 4,
 				    XNIC_TCLASS_LATENCY));
 	for (k = 1; k <= 2; k++)
-		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 65536, 32,
+		ASSERT_EQ(0, xt_flow_create(e, &f[k], 1, 0, 65536, 32,
 					    XNIC_TCLASS_BULK));
 	idle = cr_lat(&f[0], 300);
 	ASSERT_LT(0, idle);
@@ -534,8 +262,8 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	/* the bulk flows kept going while the class 0 QP was served */
 	EXPECT_LT(before, f[1].done + f[2].done);
 	for (k = 1; k <= 2; k++) {
-		EXPECT_EQ(0, cr_flow_drain(&f[k]));
-		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+		EXPECT_EQ(0, xt_flow_drain(&f[k]));
+		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 	}
 	TH_LOG("class 0 8 B WRITE: %lld us alone, %lld us under load", idle,
 	       loaded);
@@ -549,8 +277,8 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	printf("BENCH credit_c1_bulk_beside_c0 %.1f MB/s\n",
 	       (double)(bytes2 - bytes1) / (double)(t2 - t1));
 	fflush(stdout);
-	EXPECT_LT(0, cr_cnt(e, 1, "tx_class0_bytes"));
-	EXPECT_LT(0, cr_cnt(e, 1, "tx_class1_bytes"));
+	EXPECT_LT(0, xt_mesh_cnt(e, 1, "tx_class0_bytes"));
+	EXPECT_LT(0, xt_mesh_cnt(e, 1, "tx_class1_bytes"));
 }
 
 /*
@@ -561,8 +289,8 @@ TEST_F_TIMEOUT(cr, priority, 600)
  */
 TEST_F_TIMEOUT(cr, priority_inline, 600)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
 	struct cr_bulk b = { .f = &f[1], .n = 2, .spin = true };
 	uint64_t in0, in0_idle, in0_load, in1, prio0, prio_lat, prio,
 		 bulk0, bulk1, c0;
@@ -570,50 +298,50 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 	pthread_t th;
 	int k;
 
-	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 4096, 4,
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 4096, 4,
 				    XNIC_TCLASS_LATENCY));
 	/*
 	 * 16 KiB WRITEs (four frames): each post's wakeup syscall finds the
 	 * previous ones sent and sends the new one inline.
 	 */
 	for (k = 1; k <= 2; k++) {
-		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 16384, 16,
+		ASSERT_EQ(0, xt_flow_create(e, &f[k], 1, 0, 16384, 16,
 					    XNIC_TCLASS_BULK));
 		f[k].wakeup = true;
 	}
-	ASSERT_EQ(0, cr_flow_create(e, &f[3], 1, 0, 65536, 8,
+	ASSERT_EQ(0, xt_flow_create(e, &f[3], 1, 0, 65536, 8,
 				    XNIC_TCLASS_LATENCY));
 	f[0].wakeup = true;
 
 	/* alone: class 0 posts go out inline */
-	in0 = cr_cnt(e, 1, "tx_inline_class0_frames");
-	in1 = cr_cnt(e, 1, "tx_inline_class1_frames");
-	prio0 = cr_cnt(e, 1, "tx_inline_prio_deferred");
+	in0 = xt_mesh_cnt(e, 1, "tx_inline_class0_frames");
+	in1 = xt_mesh_cnt(e, 1, "tx_inline_class1_frames");
+	prio0 = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred");
 	idle = cr_lat(&f[0], 300);
 	ASSERT_LT(0, idle);
-	in0_idle = cr_cnt(e, 1, "tx_inline_class0_frames") - in0;
+	in0_idle = xt_mesh_cnt(e, 1, "tx_inline_class0_frames") - in0;
 	EXPECT_LT(0, in0_idle);
 
 	/* under inline class 1 bulk */
 	ASSERT_EQ(0, pthread_create(&th, NULL, cr_bulk_thread, &b));
 	xt_sleep_ms(500);
-	in0 = cr_cnt(e, 1, "tx_inline_class0_frames");
+	in0 = xt_mesh_cnt(e, 1, "tx_inline_class0_frames");
 	loaded = cr_lat(&f[0], 300);
-	in0_load = cr_cnt(e, 1, "tx_inline_class0_frames") - in0;
-	prio_lat = cr_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
+	in0_load = xt_mesh_cnt(e, 1, "tx_inline_class0_frames") - in0;
+	prio_lat = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
 
 	/*
 	 * And with class 0 backlogged: class 1 inline sends wait. At least
 	 * 2 s, and until a deferral was seen (at most 20 s).
 	 */
 	bulk0 = f[1].done + f[2].done;
-	prio0 = cr_cnt(e, 1, "tx_inline_prio_deferred");
+	prio0 = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred");
 	start = xt_now_ms();
 	do {
 		for (k = 0; k < 64; k++)
-			if (cr_flow_pump(&f[3], false, true))
+			if (xt_flow_pump(&f[3], false, true))
 				break;
-		prio = cr_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
+		prio = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
 	} while (!f[3].err &&
 		 (xt_now_ms() - start < 2000 ||
 		  (!prio && xt_now_ms() - start < 20000)));
@@ -625,10 +353,10 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 	ASSERT_EQ(0, f[3].err);
 	ASSERT_LT(0, loaded);
 	for (k = 1; k <= 3; k++) {
-		EXPECT_EQ(0, cr_flow_drain(&f[k]));
-		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+		EXPECT_EQ(0, xt_flow_drain(&f[k]));
+		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 	}
-	in1 = cr_cnt(e, 1, "tx_inline_class1_frames") - in1;
+	in1 = xt_mesh_cnt(e, 1, "tx_inline_class1_frames") - in1;
 	TH_LOG("class 0 8 B WRITE: %lld us alone (%llu inline frames), %lld us under inline bulk (%llu inline frames, %llu class 1 deferrals)",
 	       idle, (unsigned long long)in0_idle, loaded,
 	       (unsigned long long)in0_load, (unsigned long long)prio_lat);
@@ -650,27 +378,27 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 
 TEST_F_TIMEOUT(cr, large_vs_small, 600)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
 	uint64_t total = 0;
 	int k;
 
-	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 1 << 20, 8,
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 1 << 20, 8,
 				    XNIC_TCLASS_BULK));
 	for (k = 1; k <= 4; k++)
-		ASSERT_EQ(0, cr_flow_create(e, &f[k], 1, 0, 8192, 256,
+		ASSERT_EQ(0, xt_flow_create(e, &f[k], 1, 0, 8192, 256,
 					    XNIC_TCLASS_BULK));
-	ASSERT_EQ(0, cr_run(f, 5, 1000, 7000));
+	ASSERT_EQ(0, xt_flow_run(f, 5, 1000, 7000));
 	for (k = 0; k < 5; k++)
 		total += f[k].win_bytes;
 	for (k = 0; k < 5; k++) {
 		TH_LOG("flow %d (%zu B messages): %llu bytes, %.2f of an equal share",
 		       k, f[k].msg, (unsigned long long)f[k].win_bytes,
 		       f[k].win_bytes * 5.0 / (double)total);
-		EXPECT_EQ(-1, cr_flow_verify(&f[k]));
+		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 	}
 	printf("BENCH credit_large_vs_small_jain %.3f index\n",
-	       cr_jain(f, 5) / 1000.0);
+	       xt_flow_jain(f, 5) / 1000.0);
 	fflush(stdout);
 	for (k = 1; k <= 4; k++)
 		EXPECT_LE(total / 10, f[k].win_bytes);
@@ -679,9 +407,9 @@ TEST_F_TIMEOUT(cr, large_vs_small, 600)
 
 TEST_F_TIMEOUT(cr, credit_probe, 300)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
-	uint64_t req0 = cr_cnt(e, 1, "credit_requests_sent");
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
+	uint64_t req0 = xt_mesh_cnt(e, 1, "credit_requests_sent");
 
 	/*
 	 * credit_window 8 at the receiver; 1 MiB WRITEs from a sender whose
@@ -690,22 +418,22 @@ TEST_F_TIMEOUT(cr, credit_probe, 300)
 	 */
 	ASSERT_EQ(0, xt_sh("../tools/xnictl set %s credit_window 8",
 			   e->dev[0].name));
-	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 1 << 20, 2,
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 1 << 20, 2,
 				    XNIC_TCLASS_BULK));
 	if (xt_sh("tc qdisc add dev m%dx0y1 root netem loss 30%%", e->tag))
 		TH_LOG("no netem: running without loss");
-	ASSERT_EQ(0, cr_run(f, 1, 0, 3000));
+	ASSERT_EQ(0, xt_flow_run(f, 1, 0, 3000));
 	xt_sh("tc qdisc del dev m%dx0y1 root", e->tag);
-	EXPECT_EQ(-1, cr_flow_verify(&f[0]));
+	EXPECT_EQ(-1, xt_flow_verify(&f[0]));
 	EXPECT_LT(0, f[0].done);
 	TH_LOG("%llu WRITEs, %llu stalls, %llu credit requests",
 	       (unsigned long long)f[0].done,
-	       (unsigned long long)cr_cnt(e, 1, "credit_stalls"),
-	       (unsigned long long)(cr_cnt(e, 1, "credit_requests_sent") -
+	       (unsigned long long)xt_mesh_cnt(e, 1, "credit_stalls"),
+	       (unsigned long long)(xt_mesh_cnt(e, 1, "credit_requests_sent") -
 				    req0));
-	EXPECT_LT(0, cr_cnt(e, 1, "credit_stalls"));
-	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_violations"));
-	cr_flow_destroy(&f[0]);
+	EXPECT_LT(0, xt_mesh_cnt(e, 1, "credit_stalls"));
+	EXPECT_EQ(0, xt_mesh_cnt(e, 0, "rx_credit_violations"));
+	xt_flow_destroy(&f[0]);
 	EXPECT_EQ(0, cr_balance(e, 1));
 }
 
@@ -730,7 +458,7 @@ static int cr_mac(const char *ifname, uint8_t mac[6])
  * Send one frame with header @i and @plen payload bytes from device
  * @from's end of the veth towards device @to, as device @from would.
  */
-static int cr_inject(struct cr_env *e, int from, int to,
+static int cr_inject(struct xt_mesh *e, int from, int to,
 		     const struct xnic_wire_info *i, size_t plen)
 {
 	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
@@ -740,8 +468,8 @@ static int cr_inject(struct cr_env *e, int from, int to,
 	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
 	int sock, err = 0;
 
-	snprintf(ifn, sizeof(ifn), "m%dx%dy%d", e->tag, from, to);
-	snprintf(ift, sizeof(ift), "m%dx%dy%d", e->tag, to, from);
+	xt_mesh_ifname(e, from, to, 0, ifn, sizeof(ifn));
+	xt_mesh_ifname(e, to, from, 0, ift, sizeof(ift));
 	if (plen > 64 || cr_mac(ift, frame) || cr_mac(ifn, frame + 6))
 		return -EINVAL;
 	frame[12] = XNIC_ETH_P >> 8;
@@ -762,30 +490,30 @@ static int cr_inject(struct cr_env *e, int from, int to,
 }
 
 /* Wait until counter @name of device @d exceeds @v; return its value. */
-static uint64_t cr_wait_cnt(struct cr_env *e, int d, const char *name,
+static uint64_t cr_wait_cnt(struct xt_mesh *e, int d, const char *name,
 			    uint64_t v)
 {
 	long long end = xt_now_ms() + 5000;
 	uint64_t now;
 
-	while ((now = cr_cnt(e, d, name)) <= v && xt_now_ms() < end)
+	while ((now = xt_mesh_cnt(e, d, name)) <= v && xt_now_ms() < end)
 		xt_sleep_ms(10);
 	return now;
 }
 
 TEST_F_TIMEOUT(cr, hostile_credit, 300)
 {
-	struct cr_env *e = &self->env;
-	struct cr_flow *f = self->flow;
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
 	struct xnic_wire_info i = { 0 };
 	uint64_t v;
 	unsigned int seed = 1234;
 	int k;
 
-	ASSERT_EQ(0, cr_flow_create(e, &f[0], 1, 0, 65536, 8,
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 65536, 8,
 				    XNIC_TCLASS_BULK));
 	/* some traffic first: both sides started */
-	ASSERT_EQ(0, cr_run(f, 1, 0, 500));
+	ASSERT_EQ(0, xt_flow_run(f, 1, 0, 500));
 
 	i.opcode = XNIC_OP_CREDIT;
 	i.src_node = e->dev[1].node_id;
@@ -794,19 +522,19 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	i.dst_qpn = f[0].qp[1]->qpn;
 
 	/* a request from the peer QP is answered with an update */
-	v = cr_cnt(e, 0, "credit_updates_sent");
+	v = xt_mesh_cnt(e, 0, "credit_updates_sent");
 	i.flags = XNIC_WF_CREDIT_REQ;
 	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "credit_updates_sent", v));
 
 	/* from a QP that is not the peer: dropped as such */
-	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	v = xt_mesh_cnt(e, 0, "rx_bad_qp_state");
 	i.src_qpn = f[0].qp[0]->qpn ^ 1;
 	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
 
 	/* an update for a requester that never started: dropped */
-	v = cr_cnt(e, 0, "rx_bad_qp_state");
+	v = xt_mesh_cnt(e, 0, "rx_bad_qp_state");
 	i.src_qpn = f[0].qp[0]->qpn;
 	i.flags = 0;
 	i.credits = 0xffff;
@@ -814,7 +542,7 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
 
 	/* with a payload, or a flag CREDIT does not take: malformed */
-	v = cr_cnt(e, 0, "rx_malformed");
+	v = xt_mesh_cnt(e, 0, "rx_malformed");
 	i.payload_len = 8;
 	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 8));
 	i.payload_len = 0;
@@ -838,14 +566,14 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 		i.credits = (uint16_t)rand_r(&seed);
 		ASSERT_EQ(0, cr_inject(e, 0, 1, &i, 0));
 		if (k % 100 == 0)
-			ASSERT_EQ(0, cr_run(f, 1, 0, 20));
+			ASSERT_EQ(0, xt_flow_run(f, 1, 0, 20));
 	}
-	ASSERT_EQ(0, cr_run(f, 1, 0, 1000));
-	EXPECT_EQ(-1, cr_flow_verify(&f[0]));
-	EXPECT_EQ(0, cr_cnt(e, 0, "rx_credit_drops"));
-	cr_flow_destroy(&f[0]);
+	ASSERT_EQ(0, xt_flow_run(f, 1, 0, 1000));
+	EXPECT_EQ(-1, xt_flow_verify(&f[0]));
+	EXPECT_EQ(0, xt_mesh_cnt(e, 0, "rx_credit_drops"));
+	xt_flow_destroy(&f[0]);
 	EXPECT_EQ(0, cr_balance(e, 1));
-	EXPECT_LT(0, cr_cnt(e, 1, "credit_updates_rcvd"));
+	EXPECT_LT(0, xt_mesh_cnt(e, 1, "credit_updates_rcvd"));
 }
 
 int main(int argc, char **argv)
