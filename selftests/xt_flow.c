@@ -41,9 +41,8 @@ int xt_mesh_setup(struct xt_mesh *e, const struct xt_mesh_cfg *cfg)
 		snprintf(d->name, sizeof(d->name), "%s%dn%d", cfg->prefix,
 			 e->tag, k);
 		err = xnic_open(d->name, &d->ctx);
-		if (err)
-			return err;
-		err = xnic_alloc_pd(d->ctx, &d->pd);
+		if (!err)
+			err = xnic_alloc_pd(d->ctx, &d->pd);
 		if (err)
 			return err;
 		d->node_id = xnic_ctx_info(d->ctx)->node_id;
@@ -219,14 +218,12 @@ int xt_flow_create(struct xt_mesh *e, struct xt_flow *f, int src, int dst,
  */
 void xt_flow_destroy(struct xt_flow *f)
 {
-	int k;
+	struct xt_conn c = {
+		.cq = { f->cq[0], f->cq[1] },
+		.qp = { f->qp[0], f->qp[1] },
+	};
 
-	for (k = 0; k < 2; k++) {
-		if (f->qp[k])
-			xnic_destroy_qp(f->qp[k]);
-		if (f->cq[k])
-			xnic_destroy_cq(f->cq[k]);
-	}
+	xt_conn_destroy(&c);
 	xt_buf_free(&f->sbuf);
 	xt_buf_free(&f->dbuf);
 	memset(f, 0, sizeof(*f));
