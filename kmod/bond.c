@@ -435,8 +435,8 @@ static void xnic_bond_work(struct work_struct *work)
 		ibdev_info_ratelimited(&xdev->ibdev,
 				       "link %s: %s -> %s (%s)%s\n",
 				       bl->link->ndev->name,
-				       xnic_bond_state_str(bl->announced),
-				       xnic_bond_state_str(state),
+				       xnic_bond_state_name(bl->announced),
+				       xnic_bond_state_name(state),
 				       xnic_bond_reason_str[reason],
 				       fail ? ", failed over" : "");
 		bl->announced = state;

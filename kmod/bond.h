@@ -201,6 +201,5 @@ unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index,
 int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link);
 int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev);
 u8 xnic_bond_link_state(struct xnic_link *link);
-const char *xnic_bond_state_str(u8 state);
 
 #endif /* XNIC_BOND_H */

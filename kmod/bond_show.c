@@ -24,26 +24,6 @@ static const char *const xnic_bond_cnt_str[XNIC_BL_NR] = {
 };
 
 /**
- * xnic_bond_state_str() - name of a link state
- * @state: enum xnic_link_state
- *
- * Return: "up", "degraded", "down" or "?".
- */
-const char *xnic_bond_state_str(u8 state)
-{
-	switch (state) {
-	case XNIC_LINK_STATE_UP:
-		return "up";
-	case XNIC_LINK_STATE_DEGRADED:
-		return "degraded";
-	case XNIC_LINK_STATE_DOWN:
-		return "down";
-	default:
-		return "?";
-	}
-}
-
-/**
  * xnic_bond_link_state() - a member link's bond state
  * @link: the link
  *
@@ -130,7 +110,7 @@ int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev)
 			continue;
 		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u detect_us %u",
 			   link->ndev->name, link->index,
-			   xnic_bond_state_str(READ_ONCE(bl->state)),
+			   xnic_bond_state_name(READ_ONCE(bl->state)),
 			   READ_ONCE(bl->cap_w) * READ_ONCE(bl->health_w),
 			   div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC),
 			   div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC),

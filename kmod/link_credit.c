@@ -115,19 +115,6 @@ void xnic_lcr_link_fini(struct xnic_bond_link *bl)
 	xa_destroy(&bl->lcr);
 }
 
-/* The member link of @xdev on @ndev with bond state. Context: RCU read. */
-static struct xnic_link *xnic_lcr_find_link(struct xnic_dev *xdev,
-					    const struct net_device *ndev)
-{
-	struct xnic_link *link;
-
-	list_for_each_entry_rcu(link, &xdev->links, list)
-		if (link->ndev == ndev)
-			return link->bond && !READ_ONCE(link->bond->dead) ?
-			       link : NULL;
-	return NULL;
-}
-
 /*
  * The path of @bl to @node; made when @create (a new epoch, a full
  * window). Context: RCU read; *@made says whether it was made now.
@@ -161,6 +148,30 @@ static struct xnic_lcr_path *xnic_lcr_path(struct xnic_bond_link *bl,
 	if (made)
 		*made = true;
 	return lp;
+}
+
+/*
+ * The path of the member link @skb came in on (skb->dev) to @node, made
+ * if need be; *@linkp is set to that link. NULL when @skb->dev is not a
+ * live member link of @xdev or the path cannot be made.
+ * Context: RCU read.
+ */
+static struct xnic_lcr_path *xnic_lcr_rx_path(struct xnic_dev *xdev,
+					      const struct sk_buff *skb,
+					      u16 node,
+					      struct xnic_link **linkp)
+{
+	struct xnic_link *link;
+
+	list_for_each_entry_rcu(link, &xdev->links, list) {
+		if (link->ndev != skb->dev)
+			continue;
+		if (!link->bond || READ_ONCE(link->bond->dead))
+			return NULL;
+		*linkp = link;
+		return xnic_lcr_path(link->bond, node, true, NULL);
+	}
+	return NULL;
 }
 
 /*
@@ -464,8 +475,7 @@ void xnic_lcr_rx_count(struct xnic_dev *xdev, struct sk_buff *skb,
 	if (!xnic_lcr_window())
 		return;
 	rcu_read_lock();
-	link = xnic_lcr_find_link(xdev, skb->dev);
-	lp = link ? xnic_lcr_path(link->bond, i->src_node, true, NULL) : NULL;
+	lp = xnic_lcr_rx_path(xdev, skb, i->src_node, &link);
 	if (!lp)
 		goto out;
 	spin_lock_bh(&lp->lock);
@@ -501,8 +511,7 @@ void xnic_lcr_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 	bool reply;
 
 	rcu_read_lock();
-	link = xnic_lcr_find_link(xdev, skb->dev);
-	lp = link ? xnic_lcr_path(link->bond, i->src_node, true, NULL) : NULL;
+	lp = xnic_lcr_rx_path(xdev, skb, i->src_node, &link);
 	if (!lp)
 		goto out;
 	spin_lock_bh(&lp->lock);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - memory regions: pinned user pages (ib_umem), the key table the
- * engine looks keys up in, and copies into and out of registered memory.
+ * engine looks keys up in, and copies into and out of registered memory
+ * (one MR, or a WQE's scatter list).
  *
  * Keys: lkey == rkey == (table index << 8) | generation. The generation is
  * the low byte of a device-wide counter bumped on every registration, so a
@@ -348,4 +349,60 @@ int xnic_mr_copy_from_skb(struct xnic_mr *mr, u64 addr,
 	if (offset < 0 || len > skb->len || offset > skb->len - len)
 		return -EFAULT;
 	return xnic_mr_walk(mr, addr, len, xnic_copy_skb_fn, &c, true);
+}
+
+/**
+ * xnic_mr_scatter_skb() - place a frame's payload into a WQE's buffers
+ * @xdev: the device
+ * @pd: the protection domain of the QP that owns the WQE
+ * @sge: the WQE's scatter list: @num_sge entries, each checked against
+ *	its lkey for IB_ACCESS_LOCAL_WRITE (xnic_mr_get())
+ * @num_sge: entries of @sge, at most the size of the WQE's array (the
+ *	caller validated the WQE)
+ * @off: where the payload starts in the message the SGEs describe, bytes
+ * @skb: the frame
+ * @skb_off: where the payload starts in @skb, bytes
+ * @len: payload bytes
+ *
+ * Used for a SEND into a receive WQE (rx.c) and for a READ response into
+ * the READ WQE (tx.c). On an error, the pieces before the failing one
+ * are already written (the WQE completes in error, as IBA allows).
+ *
+ * Context: any context but hard IRQ; does not sleep.
+ * Return: 0; XNIC_WC_LOC_PROT_ERR for an lkey that does not allow the
+ * access or a copy that fails (@skb shorter than @skb_off + @len, pages
+ * not pinned writable); XNIC_WC_LOC_LEN_ERR when the SGEs end before
+ * @off + @len.
+ */
+int xnic_mr_scatter_skb(struct xnic_dev *xdev, struct xnic_pd *pd,
+			const struct xnic_sge *sge, unsigned int num_sge,
+			u32 off, const struct sk_buff *skb, int skb_off,
+			u32 len)
+{
+	int status = XNIC_WC_LOC_LEN_ERR;
+	struct xnic_mr *mr;
+	unsigned int k;
+	int err;
+	u32 c;
+
+	for (k = 0; k < num_sge && len; k++, sge++) {
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		c = min(len, sge->length - off);
+		mr = xnic_mr_get(xdev, sge->lkey, pd, IB_ACCESS_LOCAL_WRITE,
+				 sge->addr + off, c, &status);
+		if (!mr)
+			return status;
+		err = xnic_mr_copy_from_skb(mr, sge->addr + off, skb, skb_off,
+					    c);
+		xnic_mr_put(mr);
+		if (err)
+			return XNIC_WC_LOC_PROT_ERR;
+		skb_off += c;
+		len -= c;
+		off = 0;
+	}
+	return len ? status : 0;
 }

@@ -265,41 +265,6 @@ static int xnic_rx_msg_get(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	return 0;
 }
 
-/* Scatter a SEND frame's payload into the receive WQE's buffers. */
-static u8 xnic_rx_scatter(struct xnic_qp *qp, const struct xnic_rx_msg *m,
-			  const struct xnic_wire_info *i, struct sk_buff *skb)
-{
-	int skb_off = XNIC_WIRE_HDR_LEN, k, status = XNIC_WC_LOC_LEN_ERR;
-	u32 off = i->offset, n = i->payload_len;
-	struct xnic_mr *mr;
-
-	for (k = 0; k < m->wqe.num_sge && n; k++) {
-		const struct xnic_sge *sge = &m->wqe.sge[k];
-		u32 c;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		c = min(n, sge->length - off);
-		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd,
-				 IB_ACCESS_LOCAL_WRITE, sge->addr + off, c,
-				 &status);
-		if (!mr)
-			return status;
-		if (xnic_mr_copy_from_skb(mr, sge->addr + off, skb, skb_off,
-					  c)) {
-			xnic_mr_put(mr);
-			return XNIC_WC_LOC_PROT_ERR;
-		}
-		xnic_mr_put(mr);
-		skb_off += c;
-		n -= c;
-		off = 0;
-	}
-	return n ? status : 0;
-}
-
 static bool xnic_rx_last(const struct xnic_wire_info *i)
 {
 	return i->offset + i->payload_len == i->msg_len;
@@ -352,7 +317,10 @@ static int xnic_rx_send(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	if (err)
 		return err;
 	if (i->payload_len) {
-		status = xnic_rx_scatter(qp, m, i, skb);
+		/* The payload goes into the receive WQE's buffers. */
+		status = xnic_mr_scatter_skb(qp->xdev, qp->pd, m->wqe.sge,
+					     m->wqe.num_sge, i->offset, skb,
+					     XNIC_WIRE_HDR_LEN, i->payload_len);
 		if (status)
 			return xnic_rx_error(rx, i->psn, XNIC_NAK_REM_OP,
 					     status, i->msn);

@@ -175,42 +175,6 @@ static struct sk_buff *xnic_tx_data_frame(struct xnic_qp *qp,
 	return skb;
 }
 
-/* Place READ response bytes into a READ WQE's SGEs. */
-static int xnic_tx_scatter(struct xnic_qp *qp, const struct xnic_tx_wqe *w,
-			   u32 off, const struct sk_buff *skb, u32 n)
-{
-	const struct xnic_sq_wqe *wqe = &w->wqe;
-	int skb_off = XNIC_WIRE_HDR_LEN;
-	struct xnic_mr *mr;
-	int k, status = XNIC_WC_LOC_LEN_ERR;
-
-	for (k = 0; k < wqe->num_sge && n; k++) {
-		const struct xnic_sge *sge = &wqe->sge[k];
-		u32 c;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		c = min(n, sge->length - off);
-		mr = xnic_mr_get(qp->xdev, sge->lkey, qp->pd,
-				 IB_ACCESS_LOCAL_WRITE, sge->addr + off, c,
-				 &status);
-		if (!mr)
-			return status;
-		if (xnic_mr_copy_from_skb(mr, sge->addr + off, skb, skb_off,
-					  c)) {
-			xnic_mr_put(mr);
-			return XNIC_WC_LOC_PROT_ERR;
-		}
-		xnic_mr_put(mr);
-		skb_off += c;
-		n -= c;
-		off = 0;
-	}
-	return n ? status : 0;
-}
-
 /*
  * Validate a WQE copied out of the SQ and fill in its length.
  * Return: XNIC_WC_SUCCESS or the status it completes with.
@@ -1243,7 +1207,10 @@ void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
 		return;
 	}
-	status = xnic_tx_scatter(qp, w, i->offset, skb, want);
+	/* READ response bytes go into the READ WQE's buffers. */
+	status = xnic_mr_scatter_skb(qp->xdev, qp->pd, w->wqe.sge,
+				     w->wqe.num_sge, i->offset, skb,
+				     XNIC_WIRE_HDR_LEN, want);
 	if (status) {
 		xnic_tx_fail(qp, w, status);
 		return;

@@ -287,6 +287,10 @@ int xnic_mr_copy_to(struct xnic_mr *mr, u64 addr, const void *src, u32 len);
 int xnic_mr_copy_from(struct xnic_mr *mr, u64 addr, void *dst, u32 len);
 int xnic_mr_copy_from_skb(struct xnic_mr *mr, u64 addr,
 			  const struct sk_buff *skb, int offset, u32 len);
+int xnic_mr_scatter_skb(struct xnic_dev *xdev, struct xnic_pd *pd,
+			const struct xnic_sge *sge, unsigned int num_sge,
+			u32 off, const struct sk_buff *skb, int skb_off,
+			u32 len);
 
 /* cq.c: used by the engine */
 int xnic_cq_post(struct xnic_cq *cq, const struct xnic_cqe *cqe,

@@ -624,16 +624,8 @@ static void cmd_stats(const char *dev)
 
 static const char *bond_state_name(struct nlattr *a)
 {
-	switch (a ? nla_get_u8(a) : 0) {
-	case XNIC_LINK_STATE_UP:
-		return "up";
-	case XNIC_LINK_STATE_DEGRADED:
-		return "degraded";
-	case XNIC_LINK_STATE_DOWN:
-		return "down";
-	default:
-		return "unknown";
-	}
+	return xnic_bond_state_name(a ? nla_get_u8(a) :
+				    XNIC_LINK_STATE_UNSPEC);
 }
 
 static uint64_t u64_attr(struct nlattr *a)

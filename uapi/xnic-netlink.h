@@ -256,6 +256,27 @@ enum xnic_link_state {
 };
 
 /**
+ * xnic_bond_state_name() - name of a link state, for the kernel (log,
+ *	debugfs) and userspace (xnictl) alike
+ * @state: enum xnic_link_state (XNIC_LINK_A_STATE)
+ *
+ * Return: "up", "degraded", "down", or "unknown" for any other value.
+ */
+static inline const char *xnic_bond_state_name(__u32 state)
+{
+	switch (state) {
+	case XNIC_LINK_STATE_UP:
+		return "up";
+	case XNIC_LINK_STATE_DEGRADED:
+		return "degraded";
+	case XNIC_LINK_STATE_DOWN:
+		return "down";
+	default:
+		return "unknown";
+	}
+}
+
+/**
  * enum xnic_bond_policy - XNIC_PARAM_A_BOND_POLICY: how frames to a peer
  *	are spread over the member links that reach it
  * @XNIC_BOND_SPRAY: every frame on the next healthy link, weighted by
