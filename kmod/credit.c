@@ -627,16 +627,17 @@ void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
  *	scheduler
  * @qp: the QP
  * @max: most frames the caller would send (its bound)
- * @prio: set when the QP sends nothing because class 0 comes first
+ * @ci: filled in for xnic_credit_inline_end()
  *
  * Inline sends (the wakeup syscall, ACK processing) bypass the engine's
  * pass, which serves class 0 first and shares each class by byte deficit
  * round robin; so that they cannot overtake it:
  *  - a class 1 QP sends nothing while a class 0 QP of the device waits
  *    for the engine (xnic_engine_class0_backlogged()), and one frame
- *    otherwise: a burst in softirq would hold up a class 0 doorbell the
- *    engine is about to see (xnic_credit_budget());
- *  - otherwise a QP sends at most what its deficit covers
+ *    otherwise: a burst, above all one in softirq (ACK processing),
+ *    would hold up a class 0 doorbell the engine is about to see
+ *    (xnic_credit_budget());
+ *  - a QP sends at most what its deficit covers
  *    (xnic_credit_drr_inline()). A class 0 QP of small messages keeps
  *    the latency of inline sending: the engine refills its deficit to a
  *    quantum (64 KiB by default) whenever it runs it.
@@ -647,27 +648,27 @@ void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
  * Return: frames the QP may send now, at most @max; 0: none.
  */
 unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
-				      bool *prio)
+				      struct xnic_credit_inline *ci)
 {
-	*prio = false;
-	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY &&
-	    xnic_engine_class0_backlogged(qp->xdev)) {
-		*prio = true;
-		return 0;
+	ci->prio = false;
+	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY) {
+		ci->prio = xnic_engine_class0_backlogged(qp->xdev);
+		if (ci->prio)
+			max = 0;
+		else
+			max = min(max, 1U);
 	}
-	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY)
-		max = min(max, 1U);
-	return xnic_credit_drr_inline(qp, max);
+	ci->max = max;
+	ci->allowed = max ? xnic_credit_drr_inline(qp, max) : 0;
+	return ci->allowed;
 }
 
 /**
  * xnic_credit_inline_end() - count what an inline send did
  * @qp: the QP
- * @max: the caller's bound, frames
- * @allowed: what xnic_credit_inline_begin() allowed, frames
- * @left: what is left of @allowed, frames
+ * @ci: what xnic_credit_inline_begin() allowed
+ * @left: what is left of @ci->allowed, frames
  * @more: the QP has more to send (it goes to the engine)
- * @prio: xnic_credit_inline_begin() deferred it for class 0
  *
  * Counts the frames sent inline per class, and the inline sends left to
  * the engine by the class scheduler: for class 0 (tx_inline_prio_deferred)
@@ -675,20 +676,20 @@ unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
  *
  * Context: tp lock held.
  */
-void xnic_credit_inline_end(struct xnic_qp *qp, unsigned int max,
-			    unsigned int allowed, unsigned int left,
-			    bool more, bool prio)
+void xnic_credit_inline_end(struct xnic_qp *qp,
+			    const struct xnic_credit_inline *ci,
+			    unsigned int left, bool more)
 {
 	bool cls1 = READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY;
 
-	if (allowed > left)
+	if (ci->allowed > left)
 		xnic_ccnt_add(qp->xdev, cls1 ? XNIC_CCNT_INLINE_CLASS1_FRAMES :
 				       XNIC_CCNT_INLINE_CLASS0_FRAMES,
-			      allowed - left);
+			      ci->allowed - left);
 	if (!more || left)
 		return;
-	if (prio)
+	if (ci->prio)
 		xnic_ccnt_add(qp->xdev, XNIC_CCNT_INLINE_PRIO_DEFERRED, 1);
-	else if (allowed < max)
+	else if (ci->allowed < ci->max)
 		xnic_ccnt_add(qp->xdev, XNIC_CCNT_INLINE_DRR_DEFERRED, 1);
 }

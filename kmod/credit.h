@@ -147,11 +147,23 @@ void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames,
 unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max);
 void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes);
 
+/**
+ * struct xnic_credit_inline - one inline send under the class scheduler
+ * @max: most frames the class rule leaves the caller, frames
+ * @allowed: what the QP may send, @max or less (its deficit), frames
+ * @prio: nothing allowed because class 0 QPs wait for the engine
+ */
+struct xnic_credit_inline {
+	unsigned int max;
+	unsigned int allowed;
+	bool prio;
+};
+
 /* inline sends (wakeup syscall, ACK) under the class scheduler, tp lock */
 unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
-				      bool *prio);
-void xnic_credit_inline_end(struct xnic_qp *qp, unsigned int max,
-			    unsigned int allowed, unsigned int left,
-			    bool more, bool prio);
+				      struct xnic_credit_inline *ci);
+void xnic_credit_inline_end(struct xnic_qp *qp,
+			    const struct xnic_credit_inline *ci,
+			    unsigned int left, bool more);
 
 #endif /* XNIC_CREDIT_H */

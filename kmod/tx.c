@@ -888,14 +888,11 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 		return XNIC_TP_IDLE;
 	tx = &tp->tx;
 	if (!tx->started || (tx->cur == tx->fetch && !tx->resending)) {
-		unsigned int allowed, left;
-		bool prio;
+		struct xnic_credit_inline ci;
+		unsigned int left = xnic_credit_inline_begin(qp, budget, &ci);
 
-		allowed = xnic_credit_inline_begin(qp, budget, &prio);
-		left = allowed;
 		ret = xnic_tx_process(qp, &left);
-		xnic_credit_inline_end(qp, budget, allowed, left,
-				       ret == XNIC_TP_BUSY, prio);
+		xnic_credit_inline_end(qp, &ci, left, ret == XNIC_TP_BUSY);
 	}
 	xnic_tp_unlock(tp);
 	return ret;
@@ -903,37 +900,29 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 
 /*
  * After an ACK or READ response opened the window: send what it allows,
- * at most XNIC_TX_ACK_BUDGET frames of a class 0 QP (this runs in softirq;
- * class 1 leaves them to the engine) and what the class scheduler allows
- * (xnic_credit_inline_begin()), and leave the rest to the engine; when
- * the engine runs the QP, leave all to it (one sender at a time:
- * xnic_engine_owns_qp()).
+ * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq) and what the
+ * class scheduler allows (xnic_credit_inline_begin(): one frame of a
+ * class 1 QP), and leave the rest to the engine; when the engine runs the
+ * QP, leave all to it (one sender at a time: xnic_engine_owns_qp()).
  */
 static void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	unsigned int budget, allowed;
-	bool prio, more;
+	struct xnic_credit_inline ci;
+	unsigned int budget;
+	bool more;
 
 	if (!tx->resending && !xnic_tx_can_send(qp))
 		return;
 	if (xnic_engine_owns_qp(qp->xdev, qp))
 		return;
-	/*
-	 * Class 0 first, then the QP's deficit; else the engine. A class 1
-	 * QP sends nothing here: its ACK-clocked bursts in softirq would
-	 * hold up a class 0 doorbell the engine is about to see.
-	 */
-	budget = READ_ONCE(qp->tclass) == XNIC_TCLASS_LATENCY ?
-		 XNIC_TX_ACK_BUDGET : 0;
-	allowed = xnic_credit_inline_begin(qp, budget, &prio);
-	budget = allowed;
+	/* Class 0 first, then the QP's deficit; else the engine. */
+	budget = xnic_credit_inline_begin(qp, XNIC_TX_ACK_BUDGET, &ci);
 	if (xnic_tx_resend(qp, &budget) || xnic_tx_send_more(qp, &budget) ||
 	    !xnic_tx_complete(qp))
 		return;
 	more = !budget && (tx->resending || xnic_tx_can_send(qp));
-	xnic_credit_inline_end(qp, XNIC_TX_ACK_BUDGET, allowed, budget, more,
-			       prio);
+	xnic_credit_inline_end(qp, &ci, budget, more);
 	if (more)
 		xnic_tp(qp)->activate = true;
 }
