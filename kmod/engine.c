@@ -115,7 +115,7 @@ enum {
 /* xnic_engine.flags */
 enum {
 	XNIC_ENG_KICK,		/* there may be work: do not sleep */
-	XNIC_ENG_CLASS0,	/* a class 0 QP was listed: class 1 yields */
+	XNIC_ENG_CLASS0,	/* a class 0 QP was activated: class 1 yields */
 };
 
 /**
@@ -221,12 +221,12 @@ static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 		set_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
 		refcount_inc(&qp->ref);
 		list_add_tail(&qp->engine_node, &eng->pending);
-		if (!READ_ONCE(qp->tclass)) {
+		if (!READ_ONCE(qp->tclass))
 			atomic_inc(&eng->listed0);
-			set_bit(XNIC_ENG_CLASS0, &eng->flags);
-		}
 		eng->activations++;
 	}
+	if (!READ_ONCE(qp->tclass))
+		set_bit(XNIC_ENG_CLASS0, &eng->flags);
 	spin_unlock_bh(&eng->lock);
 	if (kick)
 		xnic_engine_wake(eng);
@@ -588,9 +588,9 @@ static enum xnic_tp_status xnic_engine_run_qp(struct xnic_engine *eng,
 }
 
 /*
- * Before a class 1 QP's turn: whether a class 0 QP that was not on the
- * engine's lists was rung or activated since the pass began, and the pass
- * should end so that it runs first.
+ * Before a class 1 QP's turn: whether a class 0 QP was rung or activated
+ * since the pass began (also one still listed from an earlier WQE), and
+ * the pass should end so that it runs first.
  */
 static bool xnic_engine_class1_yield(struct xnic_engine *eng)
 {
@@ -603,7 +603,7 @@ static bool xnic_engine_class1_yield(struct xnic_engine *eng)
  * (credit.c): class 0 QPs run first, then class 1 QPs with the budget
  * xnic_credit_budget() gives them (about one frame while class 0 is
  * idle); QPs of a class run round robin. Between two class 1 turns the
- * engine looks at the doorbells: a class 0 QP listed meanwhile ends the
+ * engine looks at the doorbells: a class 0 QP rung meanwhile ends the
  * pass after the first class 1 turn (so class 1 always progresses), and
  * the next pass starts with the class 1 QP that was cut. A latency-critical
  * WQE so waits for about one bulk frame (VL arbitration, IBA vol 1
