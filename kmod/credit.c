@@ -49,12 +49,19 @@ module_param(drr_unit, uint, 0644);
 MODULE_PARM_DESC(drr_unit,
 		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
 
+static unsigned int class1_seg_busy = 4096;
+module_param(class1_seg_busy, uint, 0644);
+MODULE_PARM_DESC(class1_seg_busy,
+		 "Largest class 1 frame payload, bytes, while class 0 is sending (at least 64); 0: the path MTU (default 4096)");
+
 /*
  * Bytes of one class 1 turn while class 0 is idle: about one frame at the
  * mesh's 9000 B MTU, so that a class 0 WQE rung meanwhile waits for no
  * more than that (xnic_credit_budget()).
  */
 #define XNIC_CREDIT_CLASS1_TURN	8192
+/* Class 0 counts as sending for this long after its last frame, ms. */
+#define XNIC_CREDIT_CLASS0_RECENT_MS	10
 
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10
@@ -117,6 +124,7 @@ void xnic_credit_dev_init(struct xnic_credit_dev *cd)
 	int k;
 
 	spin_lock_init(&cd->lock);
+	cd->class0_at = jiffies - msecs_to_jiffies(XNIC_CREDIT_CLASS0_RECENT_MS) - 1;
 	INIT_LIST_HEAD(&cd->lwait);
 	cd->epoch = xnic_credit_epoch();
 	for (k = 0; k < XNIC_CCNT_MAX; k++)
@@ -229,8 +237,50 @@ void xnic_credit_tx_sent(struct xnic_qp *qp, u32 psn, u32 bytes)
 		xnic_ccnt_add(qp->xdev, XNIC_CCNT_GRANTED,
 			      c->flow.granted - before);
 	xnic_ccnt_add(qp->xdev, XNIC_CCNT_CONSUMED, 1);
-	xnic_ccnt_add(qp->xdev, READ_ONCE(qp->tclass) ?
-		      XNIC_CCNT_CLASS1_BYTES : XNIC_CCNT_CLASS0_BYTES, bytes);
+	if (READ_ONCE(qp->tclass)) {
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_CLASS1_BYTES, bytes);
+	} else {
+		xnic_ccnt_add(qp->xdev, XNIC_CCNT_CLASS0_BYTES, bytes);
+		WRITE_ONCE(xnic_cd(qp->xdev)->class0_at, jiffies);
+	}
+}
+
+/* The class 1 frame payload bound while class 0 sends, bytes; 0: none. */
+static u32 xnic_credit_class1_seg(struct xnic_dev *xdev)
+{
+	unsigned long at = READ_ONCE(xnic_cd(xdev)->class0_at);
+	u32 seg = READ_ONCE(class1_seg_busy);
+
+	if (!seg || time_after(jiffies,
+			       at + msecs_to_jiffies(XNIC_CREDIT_CLASS0_RECENT_MS)))
+		return 0;
+	return max_t(u32, seg, XNIC_WIRE_MIN_SEG);
+}
+
+/**
+ * xnic_credit_seg_bytes() - payload bytes of a QP's next WRITE or SEND frame
+ * @qp: the QP
+ * @mtu: its path MTU, payload bytes
+ *
+ * Class 1 frames carry at most class1_seg_busy bytes while class 0 has
+ * sent within the last XNIC_CREDIT_CLASS0_RECENT_MS: the engine sends
+ * frames whole, so a class 0 frame waits for up to one class 1 frame
+ * (xnic_credit_budget()), and smaller class 1 frames shorten that wait at
+ * the cost of more frames for the bulk (the fragment size of IEEE 802.3br
+ * frame preemption plays the same part). Frames of one message may so
+ * differ in size; each carries its offset (wire-protocol.rst).
+ *
+ * Context: tp lock held.
+ * Return: bytes, at most @mtu.
+ */
+u32 xnic_credit_seg_bytes(struct xnic_qp *qp, u32 mtu)
+{
+	u32 seg;
+
+	if (!READ_ONCE(qp->tclass))
+		return mtu;
+	seg = xnic_credit_class1_seg(qp->xdev);
+	return seg ? min(seg, mtu) : mtu;
 }
 
 /**
@@ -522,10 +572,11 @@ void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i)
  * @class0_busy: class 0 QPs had more to send in this pass
  *
  * xnic_credit_class_budget(); while class 0 is idle, a class 1 turn is
- * XNIC_CREDIT_CLASS1_TURN bytes (one frame with drr_unit 0), so that the
- * engine looks for class 0 doorbells between two bulk frames. The deficit
- * round robin of class 1 (xnic_credit_drr_begin()) is kept with the
- * smaller quantum.
+ * XNIC_CREDIT_CLASS1_TURN bytes, or one class 1 frame while class 0 sends
+ * (xnic_credit_seg_bytes()); one frame with drr_unit 0. So the engine
+ * looks for class 0 doorbells between two bulk frames. The deficit round
+ * robin of class 1 (xnic_credit_drr_begin()) is kept with the smaller
+ * quantum.
  *
  * Context: the engine thread.
  * Return: the budget, frames, at least 1.
@@ -534,6 +585,7 @@ unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				unsigned int quantum, bool class0_busy)
 {
 	unsigned int b, unit = READ_ONCE(drr_unit);
+	u32 turn;
 
 	b = xnic_credit_class_budget(tclass, quantum,
 				     READ_ONCE(xdev->params.class_weight[0]),
@@ -541,7 +593,9 @@ unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				     class0_busy);
 	if (tclass == XNIC_TCLASS_LATENCY || class0_busy)
 		return b;
-	return min(b, unit ? DIV_ROUND_UP(XNIC_CREDIT_CLASS1_TURN, unit) : 1);
+	turn = xnic_credit_class1_seg(xdev) ?: XNIC_CREDIT_CLASS1_TURN;
+	turn = min_t(u32, turn, XNIC_CREDIT_CLASS1_TURN);
+	return min(b, unit ? DIV_ROUND_UP(turn, unit) : 1);
 }
 
 /* The byte quantum of a class budget of @frames frames. */

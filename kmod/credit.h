@@ -77,6 +77,7 @@ void xnic_lcr_counters(struct xnic_dev *xdev, u64 *vals);
  * @cnt: counters, enum xnic_credit_counter
  * @lwait: QPs waiting for link credit (xnic_credit_qp.lwait)
  * @lcnt: link credit counters, enum xnic_lcr_counter
+ * @class0_at: when a class 0 frame was last sent, jiffies
  */
 struct xnic_credit_dev {
 	spinlock_t lock; /* the active-flow estimate, @lwait */
@@ -86,6 +87,7 @@ struct xnic_credit_dev {
 	atomic64_t cnt[XNIC_CCNT_MAX];
 	struct list_head lwait;
 	atomic64_t lcnt[XNIC_LCNT_MAX];
+	unsigned long class0_at;
 };
 
 /**
@@ -124,6 +126,7 @@ int xnic_credit_counters(struct xnic_dev *xdev, u64 *vals, int n);
 void xnic_credit_tx_start(struct xnic_qp *qp, u32 psn);
 bool xnic_credit_tx_ok(struct xnic_qp *qp, u32 next_psn);
 void xnic_credit_tx_sent(struct xnic_qp *qp, u32 psn, u32 bytes);
+u32 xnic_credit_seg_bytes(struct xnic_qp *qp, u32 mtu);
 bool xnic_credit_tx_ackreq(struct xnic_qp *qp, u32 psn);
 void xnic_credit_tx_ack(struct xnic_qp *qp, u32 cum, u16 credits,
 			u32 next_psn);

@@ -219,8 +219,8 @@ enum xnic_retx {
  * @wqe: the validated copy; only this is used
  * @len: message length, bytes
  * @first_psn: PSN of its first frame (READ: first READ_REQ)
- * @npsn: PSNs it uses
- * @nsent: PSNs assigned so far
+ * @nsent: PSNs assigned so far (frames may differ in size: the WQE is
+ *	segmented when @next_off reaches @len)
  * @ndone: PSNs acknowledged (READ: chunks fully received)
  * @next_off: next message byte to segment
  * @msn: receive sequence number (meaningful for RQ-consuming opcodes)
@@ -230,7 +230,6 @@ struct xnic_tx_wqe {
 	struct xnic_sq_wqe wqe;
 	u32 len;
 	u32 first_psn;
-	u32 npsn;
 	u32 nsent;
 	u32 ndone;
 	u32 next_off;

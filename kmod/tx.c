@@ -217,11 +217,22 @@ static int xnic_tx_validate(struct xnic_qp *qp, struct xnic_tx_wqe *w)
 	return XNIC_WC_SUCCESS;
 }
 
-/* Bytes one PSN of @w carries (READ: asks for). */
-static u32 xnic_tx_psn_bytes(const struct xnic_tx *tx,
+/*
+ * Bytes the next PSN of @w carries (READ: asks for); WRITE and SEND frames
+ * of a class 1 QP may be smaller than the MTU (xnic_credit_seg_bytes()).
+ */
+static u32 xnic_tx_psn_bytes(struct xnic_qp *qp, const struct xnic_tx *tx,
 			     const struct xnic_tx_wqe *w)
 {
-	return xnic_wr_is_read(w) ? tx->mtu * XNIC_WIRE_READ_SEGS : tx->mtu;
+	if (xnic_wr_is_read(w))
+		return tx->mtu * XNIC_WIRE_READ_SEGS;
+	return xnic_credit_seg_bytes(qp, tx->mtu);
+}
+
+/* Every byte of @w has a PSN (a zero-length WQE: one). */
+static bool xnic_tx_wqe_segmented(const struct xnic_tx_wqe *w)
+{
+	return w->nsent && w->next_off == w->len;
 }
 
 /*
@@ -235,7 +246,7 @@ static int xnic_tx_fetch(struct xnic_qp *qp)
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_ring *sq = &qp->sq;
 	struct xnic_tx_wqe *w;
-	u32 prod, per;
+	u32 prod;
 
 	prod = xnic_ring_producer(sq);
 	if (prod - sq->kidx > sq->nr) {
@@ -256,15 +267,10 @@ static int xnic_tx_fetch(struct xnic_qp *qp)
 	w->ndone = 0;
 	w->next_off = 0;
 	w->status = xnic_tx_validate(qp, w);
-	if (w->status) {
-		w->npsn = 0;
+	if (w->status)
 		tx->stopped = true;
-	} else {
-		per = xnic_tx_psn_bytes(tx, w);
-		w->npsn = w->len ? DIV_ROUND_UP(w->len, per) : 1;
-		if (xnic_wr_uses_rq(w->wqe.opcode))
-			w->msn = tx->msn++;
-	}
+	else if (xnic_wr_uses_rq(w->wqe.opcode))
+		w->msn = tx->msn++;
 	tx->fetch++;
 	return 1;
 }
@@ -442,12 +448,12 @@ static int xnic_tx_send_new(struct xnic_qp *qp)
 	s->retx = false;
 	s->segs = 0;
 	s->offset = w->next_off;
-	s->len = min(xnic_tx_psn_bytes(tx, w), w->len - w->next_off);
+	s->len = min(xnic_tx_psn_bytes(qp, tx, w), w->len - w->next_off);
 	if (!w->nsent)
 		w->first_psn = psn;
 	w->next_off += s->len;
 	w->nsent++;
-	if (w->nsent == w->npsn)
+	if (xnic_tx_wqe_segmented(w))
 		tx->cur++;
 	if (xnic_wr_is_read(w))
 		tx->reads++;
@@ -600,7 +606,7 @@ static bool xnic_tx_complete(struct xnic_qp *qp)
 			xnic_tx_fail(qp, w, w->status);
 			return false;
 		}
-		if (w->nsent != w->npsn || w->ndone != w->npsn)
+		if (!xnic_tx_wqe_segmented(w) || w->ndone != w->nsent)
 			break;
 		xnic_tx_cqe(qp, &w->wqe, w->len, XNIC_WC_SUCCESS);
 		sq->kidx++;

@@ -13,7 +13,9 @@
  *  priority        8 B WRITE latency of a class 0 QP alone and while two
  *                  class 1 QPs saturate the same link, and the bulk's
  *                  MB/s alone and beside it (BENCH lines; the test
- *                  asserts only that both progress);
+ *                  asserts that both progress, and that the bulk's frames
+ *                  carry at most class1_seg_busy bytes beside class 0 and
+ *                  more alone);
  *  priority_inline the same with every post of the class 1 QPs followed
  *                  by the wakeup syscall (inline sends): class 0 sends
  *                  inline, class 1 inline sends are left to the engine
@@ -178,6 +180,34 @@ static uint64_t cr_bulk_bytes(const struct cr_bulk *b)
 	return n;
 }
 
+/* class1_seg_busy the priority test sets (the default) */
+#define CR_SEG_BUSY	"4096"
+
+/* Device 1's class 1 payload bytes and frames (PSNs of any class) sent. */
+struct cr_seg {
+	uint64_t bytes1, psns;
+};
+
+static void cr_seg_read(struct xt_mesh *e, struct cr_seg *s)
+{
+	s->bytes1 = xt_mesh_cnt(e, 1, "tx_class1_bytes");
+	s->psns = xt_mesh_cnt(e, 1, "credit_consumed");
+}
+
+/*
+ * Mean class 1 payload per frame between @a and @b, bytes, given the
+ * @psns0 class 0 frames sent meanwhile (one per 8 B WRITE).
+ */
+static double cr_seg_avg(const struct cr_seg *a, const struct cr_seg *b,
+			 uint64_t psns0)
+{
+	uint64_t n = b->psns - a->psns;
+
+	if (n <= psns0)
+		return 0;
+	return (double)(b->bytes1 - a->bytes1) / (double)(n - psns0);
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;
@@ -231,9 +261,13 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	struct cr_bulk b = { .f = &f[1], .n = 2 };
 	long long idle, loaded, t0, t1, t2;
 	uint64_t before, bytes0, bytes1, bytes2;
+	double seg_alone, seg_beside;
+	struct cr_seg s0, s1, s2;
 	pthread_t th;
 	int k;
 
+	ASSERT_EQ(0, xt_write_file("/sys/module/xnic/parameters/class1_seg_busy",
+				   CR_SEG_BUSY));
 	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 4096, 4,
 				    XNIC_TCLASS_LATENCY));
 	for (k = 1; k <= 2; k++)
@@ -246,13 +280,16 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	xt_sleep_ms(500);
 	/* the bulk alone for a second, then beside the class 0 QP */
 	bytes0 = cr_bulk_bytes(&b);
+	cr_seg_read(e, &s0);
 	t0 = xt_now_us();
 	xt_sleep_ms(1000);
 	bytes1 = cr_bulk_bytes(&b);
+	cr_seg_read(e, &s1);
 	t1 = xt_now_us();
 	before = f[1].done + f[2].done;
 	loaded = cr_lat(&f[0], 300);
 	bytes2 = cr_bulk_bytes(&b);
+	cr_seg_read(e, &s2);
 	t2 = xt_now_us();
 	xt_sleep_ms(200);
 	atomic_store(&b.stop, 1);
@@ -276,9 +313,16 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	       (double)(bytes1 - bytes0) / (double)(t1 - t0));
 	printf("BENCH credit_c1_bulk_beside_c0 %.1f MB/s\n",
 	       (double)(bytes2 - bytes1) / (double)(t2 - t1));
+	seg_alone = cr_seg_avg(&s0, &s1, 0);
+	seg_beside = cr_seg_avg(&s1, &s2, 300);
+	printf("BENCH credit_c1_frame_alone %.0f bytes\n", seg_alone);
+	printf("BENCH credit_c1_frame_beside_c0 %.0f bytes\n", seg_beside);
 	fflush(stdout);
 	EXPECT_LT(0, xt_mesh_cnt(e, 1, "tx_class0_bytes"));
 	EXPECT_LT(0, xt_mesh_cnt(e, 1, "tx_class1_bytes"));
+	/* bulk frames are cut while class 0 sends, whole alone */
+	EXPECT_GE(atof(CR_SEG_BUSY), seg_beside);
+	EXPECT_LT(atof(CR_SEG_BUSY), seg_alone);
 }
 
 /*
