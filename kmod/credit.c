@@ -60,8 +60,12 @@ MODULE_PARM_DESC(class1_seg_busy,
  * more than that (xnic_credit_budget()).
  */
 #define XNIC_CREDIT_CLASS1_TURN	8192
-/* Class 0 counts as sending for this long after its last frame, ms. */
-#define XNIC_CREDIT_CLASS0_RECENT_MS	10
+/*
+ * Class 0 counts as sending for this long after its last frame, ms: long
+ * enough that the first WQE of an intermittent latency-critical flow also
+ * finds the bulk frames cut.
+ */
+#define XNIC_CREDIT_CLASS0_RECENT_MS	100
 
 /* Epoch of the active-flow estimate, ms. */
 #define XNIC_CREDIT_EPOCH_MS	10
