@@ -49,6 +49,7 @@ const char *const xnic_lcr_counter_names[XNIC_LCNT_MAX] = {
 	[XNIC_LCNT_UPD_SENT]	= "link_credit_updates_sent",
 	[XNIC_LCNT_UPD_RCVD]	= "link_credit_updates_rcvd",
 	[XNIC_LCNT_RESYNC_LOST]	= "link_credit_resync_lost",
+	[XNIC_LCNT_LATE]	= "link_credit_late",
 	[XNIC_LCNT_NOMEM]	= "link_credit_nomem",
 };
 
@@ -288,6 +289,8 @@ bool xnic_lcr_link_has(struct xnic_link *link, u16 node)
  * @link: the member link xnic_bond_select() chose
  * @node: the peer
  * @mac: the peer's MAC address on @link
+ * @seq: set to the frame's sequence on the path (the low 16 bits of the
+ *	path's frames sent before it), which the frame carries
  *
  * A path made now first sends its sync, so that the receiver counts the
  * frames from its start.
@@ -296,7 +299,8 @@ bool xnic_lcr_link_has(struct xnic_link *link, u16 node)
  * Return: true when a credit was spent; false when another sender took
  * the last one since xnic_lcr_link_has() (the frame must not leave).
  */
-bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac)
+bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac,
+			u16 *seq)
 {
 	struct xnic_lcr_path *lp;
 	bool made, ok;
@@ -308,7 +312,9 @@ bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac)
 		xnic_lcr_send(link->xdev, link, lp, mac);
 	spin_lock_bh(&lp->lock);
 	ok = xnic_lcr_tx_take(&lp->tx);
-	if (!ok)
+	if (ok)
+		*seq = lp->tx.sent - 1;
+	else
 		lp->blocked++;
 	spin_unlock_bh(&lp->lock);
 	if (!ok)
@@ -451,8 +457,9 @@ bool xnic_lcr_qp_timer(struct xnic_tp_qp *tp)
  * @skb: the frame (skb->dev: the member netdev)
  * @i: its header, from a node learned on that link
  *
- * A data-bearing frame counts for its path; once half a window was
- * processed since the last advertisement, an update goes back.
+ * A data-bearing frame counts for its path (unless a resync gave it up
+ * before it came: xnic_lcr_rx_take()); once half a window was processed
+ * since the last advertisement, an update goes back.
  *
  * Context: softirq (the member link's packet handler).
  */
@@ -461,7 +468,7 @@ void xnic_lcr_rx_count(struct xnic_dev *xdev, struct sk_buff *skb,
 {
 	struct xnic_lcr_path *lp;
 	struct xnic_link *link;
-	bool due;
+	bool due, counted;
 
 	switch (i->opcode) {
 	case XNIC_OP_WRITE:
@@ -479,9 +486,11 @@ void xnic_lcr_rx_count(struct xnic_dev *xdev, struct sk_buff *skb,
 	if (!lp)
 		goto out;
 	spin_lock_bh(&lp->lock);
-	lp->rx.rcvd++;
+	counted = xnic_lcr_rx_take(&lp->rx, i->credits);
 	due = lp->rx.epoch && xnic_lcr_rx_due(&lp->rx, xnic_lcr_window());
 	spin_unlock_bh(&lp->lock);
+	if (!counted)
+		xnic_lcnt_add(xdev, XNIC_LCNT_LATE, 1);
 	if (due)
 		xnic_lcr_send(xdev, link, lp, eth_hdr(skb)->h_source);
 out:
@@ -584,7 +593,7 @@ void xnic_lcr_tick(struct xnic_bond_link *bl)
  *
  * One line of device counters, then one line per path: the link, the
  * peer, the sender half (sent, limit, granted, consumed, held, blocked)
- * and the receiver half (rcvd, adv, advertised, lost), syncs sent and
+ * and the receiver half (rcvd, adv, advertised, lost, late), syncs sent and
  * received.
  *
  * Context: process context (debugfs read).
@@ -619,11 +628,11 @@ int xnic_lcr_show(struct seq_file *s, struct xnic_dev *xdev)
 			us = lp->upd_sent;
 			ur = lp->upd_rcvd;
 			spin_unlock_bh(&lp->lock);
-			seq_printf(s, "link %s node %lu sent %u limit %u granted %llu consumed %llu held %u blocked %llu rcvd %u adv %u advertised %llu lost %llu syncs_sent %llu syncs_rcvd %llu\n",
+			seq_printf(s, "link %s node %lu sent %u limit %u granted %llu consumed %llu held %u blocked %llu rcvd %u adv %u advertised %llu lost %llu late %llu syncs_sent %llu syncs_rcvd %llu\n",
 				   link->ndev->name, node, t.sent, t.limit,
 				   t.granted, t.consumed, xnic_lcr_tx_avail(&t),
 				   blocked, r.rcvd, r.adv, r.advertised, r.lost,
-				   us, ur);
+				   r.late, us, ur);
 		}
 	}
 	rcu_read_unlock();

@@ -69,7 +69,8 @@ void xnic_lcr_tick(struct xnic_bond_link *bl);
 /* path selection (bond_path.c, peer.c), RCU read */
 bool xnic_lcr_needed(const struct sk_buff *skb);
 bool xnic_lcr_link_has(struct xnic_link *link, u16 node);
-bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac);
+bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac,
+			u16 *seq);
 
 /* QPs (tx.c, rx.c, credit.c), tp lock held */
 bool xnic_lcr_qp_ok(struct xnic_qp *qp, u16 node);

@@ -19,7 +19,9 @@
  *    and a sample that has aged XNIC_LCR_RESYNC_MS while the receiver's
  *    count stayed behind it means the frames before it are lost: the
  *    receiver moves @rcvd up to it (IB sets ABR to FCTBS; on a link that
- *    is not FIFO across CPUs, as veth, the sample must age first);
+ *    is not FIFO across CPUs, as veth, the sample must age first); a
+ *    frame given up that was only late carries its sequence, so it is
+ *    not counted twice (xnic_lcr_rx_take());
  *  - every incarnation of a sender path has a random epoch: a receiver
  *    that sees a new one starts counting from its sync, and a sender
  *    ignores grants made for another epoch of itself.
@@ -38,6 +40,8 @@
 #define XNIC_LCR_MAX_WINDOW	4096U
 /* A sync sample of the sender's count this old (ms) resyncs the receiver. */
 #define XNIC_LCR_RESYNC_MS	200U
+/* Frames after a resync for which a late frame it gave up is recognised. */
+#define XNIC_LCR_SEQ_HORIZON	16384U
 
 /**
  * struct xnic_lcr_tx - sender half of a path
@@ -64,6 +68,12 @@ struct xnic_lcr_tx {
  * @sync_ns: when the sample arrived, ns (0: no sample)
  * @advertised: sum of the increases of @adv
  * @lost: frames given up as lost by resyncs
+ * @late: frames that arrived after a resync had given them up (not
+ *	counted again)
+ * @wo_end: the count the last resync moved @rcvd up to: every frame of a
+ *	lower sequence was counted or given up (valid while @wo_valid)
+ * @wo_valid: a resync gave frames up, less than XNIC_LCR_SEQ_HORIZON
+ *	frames ago
  */
 struct xnic_lcr_rx {
 	__u32 epoch;
@@ -73,6 +83,9 @@ struct xnic_lcr_rx {
 	__u64 sync_ns;
 	__u64 advertised;
 	__u64 lost;
+	__u64 late;
+	__u32 wo_end;
+	bool wo_valid;
 };
 
 /**
@@ -205,7 +218,8 @@ static inline bool xnic_lcr_rx_due(const struct xnic_lcr_rx *r,
  * A new epoch starts the count at @fctbs. Otherwise a kept sample at
  * least XNIC_LCR_RESYNC_MS old that the count is still behind means the
  * frames before it were lost: the count moves up to it. A new sample is
- * kept once the old one was used.
+ * kept once the old one was used. A frame given up that was only late is
+ * recognised by its sequence when it comes (xnic_lcr_rx_take()).
  *
  * Return: frames given up as lost (0 when none).
  */
@@ -220,6 +234,7 @@ static inline __u32 xnic_lcr_rx_sync(struct xnic_lcr_rx *r, __u32 epoch,
 		r->rcvd = fctbs;
 		r->adv = fctbs;
 		r->sync_ns = 0;
+		r->wo_valid = false;
 		return 0;
 	}
 	if (r->sync_ns && now_ns >= r->sync_ns &&
@@ -230,10 +245,41 @@ static inline __u32 xnic_lcr_rx_sync(struct xnic_lcr_rx *r, __u32 epoch,
 		lost = r->sync - r->rcvd;
 		r->rcvd = r->sync;
 		r->lost += lost;
+		r->wo_end = r->sync;
+		r->wo_valid = true;
 	}
 	r->sync = fctbs;
 	r->sync_ns = now_ns;
 	return lost;
+}
+
+/**
+ * xnic_lcr_rx_take() - a receiver takes a data-bearing frame off the link
+ * @r: the path
+ * @seq: the frame's sequence on the path (the credits field of a data
+ *	frame: the low 16 bits of the sender's frames sent before it)
+ *
+ * A frame of a sequence below the point a resync moved the count up to
+ * was given up as lost and counted then: it is not counted again (it was
+ * late, not lost). 16-bit serial arithmetic holds because a sender has at
+ * most a window (<= XNIC_LCR_MAX_WINDOW) of frames beyond the count; the
+ * mark expires XNIC_LCR_SEQ_HORIZON frames after the resync, so a frame
+ * later than that would count twice.
+ *
+ * Return: true when the frame counts, false when it was late.
+ */
+static inline bool xnic_lcr_rx_take(struct xnic_lcr_rx *r, __u16 seq)
+{
+	if (r->wo_valid) {
+		if (r->rcvd - r->wo_end >= XNIC_LCR_SEQ_HORIZON) {
+			r->wo_valid = false;
+		} else if ((__s16)(__u16)(seq - (__u16)r->wo_end) < 0) {
+			r->late++;
+			return false;
+		}
+	}
+	r->rcvd++;
+	return true;
 }
 
 #endif /* XNIC_LINK_CREDIT_LOGIC_H */

@@ -202,13 +202,18 @@ drop:
  * xnic_tp_xmit_link() - send a frame to a peer, and say on which link
  * @xdev: the device
  * @node: the peer's node id
- * @skb: a frame from xnic_frame_alloc(), finished; always consumed
+ * @skb: a frame from xnic_frame_alloc(); always consumed
  * @link: when not NULL, set to the xnic_link.index of the member link the
  *	frame left on, or XNIC_BOND_NO_LINK
+ * @seal: false when @skb is finished (xnic_frame_finish()); true when
+ *	only its header is written: its crc32c is written here, once the
+ *	link is known (xnic_frame_seal())
  *
  * The bond chooses the member link (xnic_bond_select()); a frame that
  * consumes link credit (xnic_lcr_needed()) only among the links with
- * credit towards @node, and spends one.
+ * credit towards @node, and spends one. Such a frame must come unsealed:
+ * its credits field gets its sequence on the path (xnic_lcr_link_take()),
+ * which the receiver needs to recognise a frame a resync gave up as lost.
  *
  * Context: any context that may call dev_queue_xmit().
  * Return: 0; -EHOSTUNREACH when no link reaches @node; -EAGAIN when no
@@ -217,19 +222,21 @@ drop:
  * transport recovers from them like from loss.
  */
 int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
-		      u8 *link)
+		      u8 *link, bool seal)
 {
 	struct xnic_link *l = NULL;
 	struct xnic_peer *peer;
 	unsigned int len = skb->len;
 	int k = -1, err = -EHOSTUNREACH;
 	bool need = xnic_lcr_needed(skb);
+	u16 seq = 0;
 
+	WARN_ON_ONCE(need && !seal);
 	rcu_read_lock();
 	peer = xa_load(&xdev->peers->table, node);
 	if (peer)
 		l = xnic_bond_select(xdev, peer, skb, &k);
-	if (l && need && !xnic_lcr_link_take(l, node, peer->path[k].mac))
+	if (l && need && !xnic_lcr_link_take(l, node, peer->path[k].mac, &seq))
 		l = NULL;
 	if (link)
 		*link = l ? l->index : XNIC_BOND_NO_LINK;
@@ -241,6 +248,12 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 	}
 	if (!l)
 		goto out;
+	if (seal) {
+		if (need)
+			((struct xnic_wire_hdr *)skb->data)->credits =
+				cpu_to_be16(seq);
+		xnic_frame_seal(skb);
+	}
 	err = xnic_link_xmit(xdev, l->ndev, peer->path[k].mac, skb);
 	if (!err)
 		xnic_bond_tx_done(l, len);
@@ -259,14 +272,15 @@ out:
  * @node: the peer's node id
  * @skb: a frame from xnic_frame_alloc(), finished; always consumed
  *
- * xnic_tp_xmit_link() without the link.
+ * xnic_tp_xmit_link() without the link, for frames that take no link
+ * credit.
  *
  * Context: any context that may call dev_queue_xmit().
  * Return: as xnic_tp_xmit_link().
  */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb)
 {
-	return xnic_tp_xmit_link(xdev, node, skb, NULL);
+	return xnic_tp_xmit_link(xdev, node, skb, NULL, false);
 }
 
 /**

@@ -96,6 +96,10 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
  * @skb: a frame from xnic_frame_alloc() with its payload; consumed
  * @i: its header fields
  *
+ * The header is written here, the crc32c once the link is chosen
+ * (xnic_tp_xmit_link()): a frame that takes link credit carries its
+ * sequence on the path.
+ *
  * The frame leaves at once, under the lock: one context at a time sends a
  * QP's frames (xnic_engine_owns_qp()), in PSN order. The receive softirq
  * it raises (veth) runs once the lock is dropped (BH is off under it).
@@ -107,13 +111,12 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 		 const struct xnic_wire_info *i)
 {
-	unsigned int len;
+	unsigned int len = skb->len;
 	int err;
 
-	xnic_frame_finish(skb, i);
-	len = skb->len;
+	xnic_wire_encode((struct xnic_wire_hdr *)skb->data, i);
 	err = xnic_tp_xmit_link(qp->xdev, node, skb,
-				&xnic_tp(qp)->tx.last_link);
+				&xnic_tp(qp)->tx.last_link, true);
 	if (err != -EAGAIN)
 		xnic_credit_drr_charge(qp, len);
 	return err;

@@ -502,6 +502,7 @@ static inline void xnic_ring_release(struct xnic_ring *ring)
 struct sk_buff *xnic_frame_alloc(unsigned int payload_len, gfp_t gfp);
 int xnic_frame_add_mr(struct sk_buff *skb, struct xnic_mr *mr, u64 addr,
 		      u32 len);
+void xnic_frame_seal(struct sk_buff *skb);
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
 bool xnic_frame_crc_ok(const struct sk_buff *skb, struct xnic_wire_hdr *hdr);
 void xnic_crc_select(void);
@@ -509,7 +510,7 @@ void xnic_crc_select(void);
 /* peer.c */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);
 int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
-		      u8 *link);
+		      u8 *link, bool seal);
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,

@@ -226,6 +226,21 @@ static u32 xnic_skb_crc(const struct sk_buff *skb, int offset, int len,
 }
 
 /**
+ * xnic_frame_seal() - write the crc32c of a frame whose header is written
+ * @skb: a frame from xnic_frame_alloc() with its payload in place; its
+ *	header written by xnic_wire_encode() (crc zero), possibly changed
+ *	since (the link sequence, once the link is chosen)
+ *
+ * Context: any context but hard IRQ.
+ */
+void xnic_frame_seal(struct sk_buff *skb)
+{
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)skb->data;
+
+	h->crc = cpu_to_be32(~xnic_skb_crc(skb, 0, skb->len, ~0U));
+}
+
+/**
  * xnic_frame_finish() - write the header and crc32c of a frame to send
  * @skb: a frame from xnic_frame_alloc() with its payload in place (linear,
  *	or page fragments)
@@ -235,12 +250,8 @@ static u32 xnic_skb_crc(const struct sk_buff *skb, int offset, int len,
  */
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i)
 {
-	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)skb->data;
-	u32 crc;
-
-	xnic_wire_encode(h, i);
-	crc = xnic_skb_crc(skb, 0, skb->len, ~0U);
-	h->crc = cpu_to_be32(~crc);
+	xnic_wire_encode((struct xnic_wire_hdr *)skb->data, i);
+	xnic_frame_seal(skb);
 }
 
 /**

@@ -136,7 +136,8 @@ enum xnic_wire_nak {
  * @imm: immediate data (network order, passed through untouched)
  * @payload_len: payload bytes following this header
  * @credits: ACK, NAK, CREDIT update: PSNs past @psn the peer may send
- *	(credit-based flow control); zero in other frames
+ *	(credit-based flow control); frames that consume link credit: their
+ *	sequence on the path (xnic_lcr_rx_take()); zero in other frames
  * @crc: crc32c over this header (with @crc zero) and the payload
  *
  * Every field sits at its natural alignment and the size is a multiple of

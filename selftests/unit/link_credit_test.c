@@ -2,9 +2,10 @@
 /*
  * Unit tests of the link credit arithmetic (kmod/link_credit_logic.h), run
  * on the host: take and grant, stale, foreign and hostile updates, epochs,
- * the resync of lost frames, and a randomised lossy link whose sender
- * never has more than a window of frames unprocessed and whose accounts
- * balance (granted == consumed + held) at every step.
+ * the resync of lost frames, late frames a resync gave up (not counted
+ * twice), and randomised lossy and late links whose sender never has more
+ * than a window of frames unprocessed and whose accounts balance
+ * (granted == consumed + held) at every step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,56 @@ TEST(hostile_sync_is_bounded)
 	EXPECT_EQ(0, r.rcvd);
 }
 
+TEST(late_frame_after_resync_not_counted)
+{
+	struct xnic_lcr_rx r = { 0 };
+	__u16 seq;
+
+	xnic_lcr_rx_sync(&r, 4, 0, 1 * MS);
+	/* frames 0..9 sent; 0..6 arrive, 7..9 are held up somewhere */
+	for (seq = 0; seq < 7; seq++)
+		ASSERT_TRUE(xnic_lcr_rx_take(&r, seq));
+	xnic_lcr_rx_sync(&r, 4, 10, 2 * MS);
+	EXPECT_EQ(3, xnic_lcr_rx_sync(&r, 4, 10,
+				      (3 + XNIC_LCR_RESYNC_MS) * MS));
+	EXPECT_EQ(10, r.rcvd);
+	/* they were late, not lost: not counted a second time */
+	for (seq = 7; seq < 10; seq++)
+		EXPECT_FALSE(xnic_lcr_rx_take(&r, seq));
+	EXPECT_EQ(10, r.rcvd);
+	EXPECT_EQ(3, r.late);
+	/* frames sent after the sample count */
+	EXPECT_TRUE(xnic_lcr_rx_take(&r, 10));
+	EXPECT_EQ(11, r.rcvd);
+}
+
+TEST(late_mark_wraps_and_expires)
+{
+	struct xnic_lcr_rx r = { 0 };
+	__u32 k;
+
+	/* a path whose count is about to wrap 16 bits */
+	xnic_lcr_rx_sync(&r, 4, 65530, 1 * MS);
+	for (k = 65530; k < 65534; k++)
+		ASSERT_TRUE(xnic_lcr_rx_take(&r, (__u16)k));
+	xnic_lcr_rx_sync(&r, 4, 65540, 2 * MS);
+	EXPECT_EQ(6, xnic_lcr_rx_sync(&r, 4, 65540,
+				      (3 + XNIC_LCR_RESYNC_MS) * MS));
+	/* 65535 and 65536 (sequence 0) were given up: late */
+	EXPECT_FALSE(xnic_lcr_rx_take(&r, 65535));
+	EXPECT_FALSE(xnic_lcr_rx_take(&r, 0));
+	EXPECT_EQ(65540, r.rcvd);
+	/* 65540 (sequence 4) is new */
+	EXPECT_TRUE(xnic_lcr_rx_take(&r, 4));
+	for (k = 65541; k < 65540 + XNIC_LCR_SEQ_HORIZON; k++)
+		ASSERT_TRUE(xnic_lcr_rx_take(&r, (__u16)k));
+	EXPECT_TRUE(r.wo_valid);
+	EXPECT_TRUE(xnic_lcr_rx_take(&r, (__u16)k));
+	/* past the horizon the mark is gone */
+	EXPECT_FALSE(r.wo_valid);
+	EXPECT_EQ(2, r.late);
+}
+
 /*
  * A link with loss, reordering within a few frames, and lost updates:
  * frames in flight never exceed the window, the sender's accounts hold
@@ -223,6 +274,84 @@ TEST(random_lossy_link)
 	}
 	EXPECT_LT(0, lost);
 	EXPECT_EQ(lost, r.lost);
+	EXPECT_EQ(t.sent, r.rcvd);
+	EXPECT_EQ(W, xnic_lcr_tx_avail(&t));
+	EXPECT_EQ(t.granted, t.consumed + W);
+}
+
+/*
+ * A link that stalls now and then for 300 to 800 ms (the backlog of a
+ * starved CPU): the frames sent meanwhile are held up and all come at the
+ * end, after resyncs gave them up as lost. The receiver never counts more
+ * frames than were sent, and once every frame is in and the path synced,
+ * the count equals the frames sent and the whole window is back.
+ */
+TEST(random_late_frames)
+{
+	enum { W = 16, STEPS = 400000, Q = 64, NLATE = 256 };
+	struct xnic_lcr_tx t = { 0 };
+	struct xnic_lcr_rx r = { 0 };
+	__u16 q[Q], late[NLATE];
+	__u64 due[NLATE], now = MS, stall_end = 0;
+	__u32 qh = 0, qt = 0, nlate = 0, k;
+	int step;
+
+	srand(2);
+	xnic_lcr_tx_init(&t, 78, W);
+	xnic_lcr_rx_sync(&r, 78, 0, now);
+	for (step = 0; step < STEPS; step++) {
+		int op = rand() % 100;
+
+		now += 10000;	/* 10 us a step */
+		/* a stall about every 200 ms of link time */
+		if (now >= stall_end && rand() % 20000 == 0)
+			stall_end = now + (300 + rand() % 500) * MS;
+		if (op < 45 && qt - qh < Q && nlate < NLATE &&
+		    xnic_lcr_tx_take(&t)) {
+			__u16 seq = t.sent - 1;
+
+			if (now >= stall_end) {
+				q[qt++ % Q] = seq;
+			} else {
+				late[nlate] = seq;
+				due[nlate++] = stall_end;
+			}
+		} else if (op < 85 && qt != qh) {
+			xnic_lcr_rx_take(&r, q[qh++ % Q]);
+			if (xnic_lcr_rx_due(&r, W))
+				xnic_lcr_tx_update(&t, 78,
+						   xnic_lcr_rx_grant(&r, W));
+		} else if (op < 87) {
+			xnic_lcr_rx_sync(&r, 78, t.sent, now);
+			xnic_lcr_tx_update(&t, 78, xnic_lcr_rx_grant(&r, W));
+		} else {
+			for (k = 0; k < nlate; k++) {
+				if (due[k] > now)
+					continue;
+				xnic_lcr_rx_take(&r, late[k]);
+				late[k] = late[--nlate];
+				due[k--] = due[nlate];
+			}
+		}
+		ASSERT_TRUE(xnic_lcr_tx_check(&t));
+		/* never a frame counted twice */
+		ASSERT_LE(r.rcvd, t.sent);
+		ASSERT_LE(t.sent - r.rcvd, (__u32)W);
+	}
+	while (qt != qh)
+		xnic_lcr_rx_take(&r, q[qh++ % Q]);
+	for (k = 0; k < nlate; k++)
+		xnic_lcr_rx_take(&r, late[k]);
+	for (k = 0; k < 4; k++) {
+		now += (XNIC_LCR_RESYNC_MS + 1) * MS;
+		xnic_lcr_rx_sync(&r, 78, t.sent, now);
+		xnic_lcr_tx_update(&t, 78, xnic_lcr_rx_grant(&r, W));
+	}
+	TH_LOG("%u frames sent, %llu given up by resyncs, %llu of them late",
+	       t.sent, (unsigned long long)r.lost,
+	       (unsigned long long)r.late);
+	EXPECT_LT(0, r.late);
+	EXPECT_EQ(r.lost, r.late);
 	EXPECT_EQ(t.sent, r.rcvd);
 	EXPECT_EQ(W, xnic_lcr_tx_avail(&t));
 	EXPECT_EQ(t.granted, t.consumed + W);
