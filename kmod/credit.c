@@ -49,10 +49,10 @@ module_param(drr_unit, uint, 0644);
 MODULE_PARM_DESC(drr_unit,
 		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
 
-static unsigned int class1_seg_busy = 4096;
+static unsigned int class1_seg_busy = 2048;
 module_param(class1_seg_busy, uint, 0644);
 MODULE_PARM_DESC(class1_seg_busy,
-		 "Largest class 1 frame payload, bytes, while class 0 is sending (at least 64); 0: the path MTU (default 4096)");
+		 "Largest class 1 frame payload, bytes, while class 0 is sending (at least 64); 0: the path MTU (default 2048)");
 
 /*
  * Bytes of one class 1 turn while class 0 is idle: about one frame at the

@@ -181,7 +181,7 @@ static uint64_t cr_bulk_bytes(const struct cr_bulk *b)
 }
 
 /* class1_seg_busy the priority test sets (the default) */
-#define CR_SEG_BUSY	"4096"
+#define CR_SEG_BUSY	"2048"
 
 /* Device 1's class 1 payload bytes and frames (PSNs of any class) sent. */
 struct cr_seg {
