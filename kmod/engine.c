@@ -210,6 +210,8 @@ void xnic_engine_kick(struct xnic_dev *xdev)
 static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 				   bool kick)
 {
+	bool cls0 = !READ_ONCE(qp->tclass);
+
 	spin_lock_bh(&eng->lock);
 	if (test_bit(XNIC_QP_ENG_BLOCKED, &qp->eng_flags)) {
 		spin_unlock_bh(&eng->lock);
@@ -221,11 +223,11 @@ static void __xnic_engine_activate(struct xnic_engine *eng, struct xnic_qp *qp,
 		set_bit(XNIC_QP_ENG_LISTED, &qp->eng_flags);
 		refcount_inc(&qp->ref);
 		list_add_tail(&qp->engine_node, &eng->pending);
-		if (!READ_ONCE(qp->tclass))
+		if (cls0)
 			atomic_inc(&eng->listed0);
 		eng->activations++;
 	}
-	if (!READ_ONCE(qp->tclass))
+	if (cls0)
 		set_bit(XNIC_ENG_CLASS0, &eng->flags);
 	spin_unlock_bh(&eng->lock);
 	if (kick)
