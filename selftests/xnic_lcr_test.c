@@ -249,7 +249,7 @@ TEST_F_TIMEOUT(lc, late_frames, 600)
 		EXPECT_EQ(-1, xt_flow_verify(&f[0]));
 	}
 	xt_flow_destroy(&f[0]);
-	/* every frame held up comes: none is really lost */
+	/* every frame held up leaves netem (deleting it would drop them) */
 	xt_sleep_ms(1500);
 	xt_sh("tc qdisc del dev %s root", ifn);
 	ASSERT_EQ(0, rc) {
