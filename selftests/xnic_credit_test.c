@@ -11,11 +11,12 @@
  *                  sender balance (granted == consumed + returned) once
  *                  the QPs are gone;
  *  priority        8 B WRITE latency of a class 0 QP alone and while two
- *                  class 1 QPs saturate the same link, and the bulk's
- *                  MB/s alone and beside it (BENCH lines; the test
- *                  asserts that both progress, and that the bulk's frames
- *                  carry at most class1_seg_busy bytes beside class 0 and
- *                  more alone);
+ *                  class 1 QPs saturate the same link (rounds of each,
+ *                  interleaved: cr_lat_loaded()), and the bulk's MB/s
+ *                  alone and beside it (BENCH lines; the test asserts
+ *                  that both progress, and that the bulk's frames carry at
+ *                  most class1_seg_busy bytes beside class 0 and more
+ *                  alone);
  *  priority_inline the same with every post of the class 1 QPs followed
  *                  by the wakeup syscall (inline sends): class 0 sends
  *                  inline, class 1 inline sends are left to the engine
@@ -140,7 +141,7 @@ struct cr_bulk {
 	struct xt_flow *f;
 	int n;
 	bool spin;
-	atomic_int stop;
+	atomic_int stop, pause, drained;
 	int err;
 };
 
@@ -150,7 +151,8 @@ struct cr_bulk {
  * @b->spin (post each WRITE the moment one completes) it waits off the
  * CPU: the engine plays the NIC on the VM's two vCPUs, and a third
  * busy-polling thread beside the measuring one would take the NIC's CPU
- * away, which no bulk sender can do to a real NIC.
+ * away, which no bulk sender can do to a real NIC. While @b->pause it
+ * only reaps, and sets @b->drained once nothing is outstanding.
  */
 static void *cr_bulk_thread(void *arg)
 {
@@ -158,12 +160,19 @@ static void *cr_bulk_thread(void *arg)
 	int k;
 
 	while (!atomic_load(&b->stop)) {
-		for (k = 0; k < b->n; k++)
-			if (xt_flow_pump(&b->f[k], true, true)) {
+		bool pause = atomic_load(&b->pause), drained = pause;
+
+		for (k = 0; k < b->n; k++) {
+			if (xt_flow_pump(&b->f[k], true, !pause)) {
 				b->err = -1;
 				return NULL;
 			}
-		if (!b->spin)
+			drained &= b->f[k].done == b->f[k].posted;
+		}
+		atomic_store(&b->drained, drained);
+		if (drained)
+			usleep(5000);
+		else if (!b->spin)
 			usleep(200);
 	}
 	return NULL;
@@ -215,14 +224,21 @@ static int cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Median 8 B WRITE completion time of @f (inline, signaled), us; with
- * @f->wakeup, each post is followed by the wakeup syscall.
- */
-static long long cr_lat(struct xt_flow *f, int iters)
+/* Median of the @n values at @t (sorts them). */
+static long long cr_median(long long *t, int n)
 {
-	long long *t = calloc(iters, sizeof(*t)), med;
-	uint64_t v = 0;
+	qsort(t, n, sizeof(*t), cmp_ll);
+	return t[n / 2];
+}
+
+/*
+ * @iters 8 B WRITE completion times of @f (inline, signaled) into @t, us;
+ * with @f->wakeup, each post is followed by the wakeup syscall. Returns 0
+ * or -1.
+ */
+static int cr_lat_samples(struct xt_flow *f, int iters, long long *t)
+{
+	uint64_t v = f->posted;
 	int k;
 
 	for (k = 0; k < iters; k++) {
@@ -233,25 +249,108 @@ static long long cr_lat(struct xt_flow *f, int iters)
 		if (xnic_post_write_inline(f->qp[0], &v, 8,
 					   (uintptr_t)f->dbuf.p,
 					   f->dbuf.mr->rkey, v,
-					   XNIC_WQE_F_SIGNALED)) {
-			free(t);
+					   XNIC_WQE_F_SIGNALED))
 			return -1;
-		}
 		if (f->wakeup)
 			xnic_qp_wakeup(f->qp[0]);
 		f->posted++;
 		while (f->done < want)
 			if (xt_flow_pump(f, false, false) ||
-			    xt_now_ms() > end) {
-				free(t);
+			    xt_now_ms() > end)
 				return -1;
-			}
 		t[k] = xt_now_us() - t0;
 	}
-	qsort(t, iters, sizeof(*t), cmp_ll);
-	med = t[iters / 2];
+	return 0;
+}
+
+/* Median 8 B WRITE completion time of @f, us (cr_lat_samples()); -1. */
+static long long cr_lat(struct xt_flow *f, int iters)
+{
+	long long *t = calloc(iters, sizeof(*t)), med = -1;
+
+	if (t && !cr_lat_samples(f, iters, t))
+		med = cr_median(t, iters);
 	free(t);
 	return med;
+}
+
+/*
+ * Rounds of cr_lat_loaded(), the 8 B WRITEs measured per phase of a round
+ * and those before them left out (the first WRITEs after the bulk stopped
+ * or started are slower: caches, an engine still asleep or awake)
+ */
+#define CR_ROUNDS	20
+#define CR_ROUND_N	20
+#define CR_WARM_N	5
+/* ms given the engine after the bulk stopped or started */
+#define CR_SETTLE_MS	10
+
+/* Until @b->drained is @want (at most XT_WAIT_MS); 0 or -1. */
+static int cr_bulk_wait(struct cr_bulk *b, int want)
+{
+	long long end = xt_now_ms() + XT_WAIT_MS;
+
+	while (atomic_load(&b->drained) != want)
+		if (b->err || xt_now_ms() > end)
+			return -1;
+		else
+			xt_sleep_ms(1);
+	xt_sleep_ms(CR_SETTLE_MS);
+	return 0;
+}
+
+/* One phase of a round: CR_ROUND_N WRITEs into @t, after the warm-up. */
+static int cr_lat_phase(struct xt_flow *f0, long long *t)
+{
+	return cr_lat_samples(f0, CR_WARM_N, t) ||
+	       cr_lat_samples(f0, CR_ROUND_N, t);
+}
+
+/* Class 0 latency alone and under class 1 load (cr_lat_loaded()). */
+struct cr_lat_pair {
+	long long idle, loaded;	/* medians, us */
+	double ratio;		/* median of the rounds' loaded / idle */
+};
+
+/*
+ * The class 0 flow @f0's 8 B WRITE latency without and with the bulk @b
+ * running, measured in CR_ROUNDS rounds: CR_ROUND_N WRITEs with the bulk
+ * paused and drained, then CR_ROUND_N with it running. Each round's ratio
+ * compares two medians taken within a few hundred ms, so that both see
+ * the same host: under TCG the VM's speed changes by 2x from one second
+ * to the next. Returns 0 or -1.
+ */
+static int cr_lat_loaded(struct xt_flow *f0, struct cr_bulk *b,
+			 struct cr_lat_pair *res)
+{
+	long long *ti = calloc(2 * CR_ROUNDS * CR_ROUND_N, sizeof(*ti));
+	long long *tl = ti + CR_ROUNDS * CR_ROUND_N, ri, rl;
+	long long ratio[CR_ROUNDS];	/* per mille */
+	int r, err = -1;
+
+	if (!ti)
+		return -1;
+	for (r = 0; r < CR_ROUNDS; r++) {
+		long long *pi = ti + r * CR_ROUND_N, *pl = tl + r * CR_ROUND_N;
+
+		atomic_store(&b->pause, 1);
+		if (cr_bulk_wait(b, 1) || cr_lat_phase(f0, pi))
+			goto out;
+		atomic_store(&b->pause, 0);
+		if (cr_bulk_wait(b, 0) || cr_lat_phase(f0, pl))
+			goto out;
+		ri = cr_median(pi, CR_ROUND_N);
+		rl = cr_median(pl, CR_ROUND_N);
+		ratio[r] = rl * 1000 / (ri ? ri : 1);
+	}
+	res->idle = cr_median(ti, CR_ROUNDS * CR_ROUND_N);
+	res->loaded = cr_median(tl, CR_ROUNDS * CR_ROUND_N);
+	res->ratio = cr_median(ratio, CR_ROUNDS) / 1000.0;
+	err = 0;
+out:
+	atomic_store(&b->pause, 0);
+	free(ti);
+	return err;
 }
 
 TEST_F_TIMEOUT(cr, priority, 600)
@@ -259,7 +358,8 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	struct xt_mesh *e = &self->env;
 	struct xt_flow *f = self->flow;
 	struct cr_bulk b = { .f = &f[1], .n = 2 };
-	long long idle, loaded, t0, t1, t2;
+	struct cr_lat_pair lat;
+	long long t0, t1, t2;
 	uint64_t before, bytes0, bytes1, bytes2;
 	double seg_alone, seg_beside;
 	struct cr_seg s0, s1, sb, s2;
@@ -273,9 +373,6 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	for (k = 1; k <= 2; k++)
 		ASSERT_EQ(0, xt_flow_create(e, &f[k], 1, 0, 65536, 32,
 					    XNIC_TCLASS_BULK));
-	idle = cr_lat(&f[0], 300);
-	ASSERT_LT(0, idle);
-
 	ASSERT_EQ(0, pthread_create(&th, NULL, cr_bulk_thread, &b));
 	xt_sleep_ms(500);
 	/* the bulk alone for a second, then beside the class 0 QP */
@@ -290,27 +387,27 @@ TEST_F_TIMEOUT(cr, priority, 600)
 	/* class 1 frames fetched before class 0 began are whole: skip them */
 	ASSERT_LT(0, cr_lat(&f[0], 20));
 	cr_seg_read(e, &sb);
-	loaded = cr_lat(&f[0], 300);
+	ASSERT_LT(0, cr_lat(&f[0], 300));
 	bytes2 = cr_bulk_bytes(&b);
 	cr_seg_read(e, &s2);
 	t2 = xt_now_us();
-	xt_sleep_ms(200);
+	/* the latency figures: alone and loaded, interleaved */
+	k = cr_lat_loaded(&f[0], &b, &lat);
 	atomic_store(&b.stop, 1);
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, b.err);
-	ASSERT_LT(0, loaded);
+	ASSERT_EQ(0, k);
 	/* the bulk flows kept going while the class 0 QP was served */
 	EXPECT_LT(before, f[1].done + f[2].done);
 	for (k = 1; k <= 2; k++) {
 		EXPECT_EQ(0, xt_flow_drain(&f[k]));
 		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 	}
-	TH_LOG("class 0 8 B WRITE: %lld us alone, %lld us under load", idle,
-	       loaded);
-	printf("BENCH credit_c0_lat_8B_unloaded %lld us\n", idle);
-	printf("BENCH credit_c0_lat_8B_loaded %lld us\n", loaded);
-	printf("BENCH credit_c0_lat_8B_ratio %.2f x\n",
-	       (double)loaded / (double)idle);
+	TH_LOG("class 0 8 B WRITE: %lld us alone, %lld us under load",
+	       lat.idle, lat.loaded);
+	printf("BENCH credit_c0_lat_8B_unloaded %lld us\n", lat.idle);
+	printf("BENCH credit_c0_lat_8B_loaded %lld us\n", lat.loaded);
+	printf("BENCH credit_c0_lat_8B_ratio %.2f x\n", lat.ratio);
 	/* bytes completed per us = MB/s */
 	printf("BENCH credit_c1_bulk_alone %.1f MB/s\n",
 	       (double)(bytes1 - bytes0) / (double)(t1 - t0));
@@ -345,9 +442,10 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 	struct cr_bulk b = { .f = &f[1], .n = 2, .spin = true };
 	uint64_t in0, in0_idle, in0_load, in1, prio0, prio_lat, prio,
 		 bulk0, bulk1, c0;
-	long long idle, loaded, start;
+	struct cr_lat_pair lat;
+	long long start;
 	pthread_t th;
-	int k;
+	int k, err;
 
 	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 4096, 4,
 				    XNIC_TCLASS_LATENCY));
@@ -368,16 +466,15 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 	in0 = xt_mesh_cnt(e, 1, "tx_inline_class0_frames");
 	in1 = xt_mesh_cnt(e, 1, "tx_inline_class1_frames");
 	prio0 = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred");
-	idle = cr_lat(&f[0], 300);
-	ASSERT_LT(0, idle);
+	ASSERT_LT(0, cr_lat(&f[0], 100));
 	in0_idle = xt_mesh_cnt(e, 1, "tx_inline_class0_frames") - in0;
 	EXPECT_LT(0, in0_idle);
 
-	/* under inline class 1 bulk */
+	/* under inline class 1 bulk, interleaved with none */
 	ASSERT_EQ(0, pthread_create(&th, NULL, cr_bulk_thread, &b));
 	xt_sleep_ms(500);
 	in0 = xt_mesh_cnt(e, 1, "tx_inline_class0_frames");
-	loaded = cr_lat(&f[0], 300);
+	err = cr_lat_loaded(&f[0], &b, &lat);
 	in0_load = xt_mesh_cnt(e, 1, "tx_inline_class0_frames") - in0;
 	prio_lat = xt_mesh_cnt(e, 1, "tx_inline_prio_deferred") - prio0;
 
@@ -402,23 +499,22 @@ TEST_F_TIMEOUT(cr, priority_inline, 600)
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, b.err);
 	ASSERT_EQ(0, f[3].err);
-	ASSERT_LT(0, loaded);
+	ASSERT_EQ(0, err);
 	for (k = 1; k <= 3; k++) {
 		EXPECT_EQ(0, xt_flow_drain(&f[k]));
 		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
 	}
 	in1 = xt_mesh_cnt(e, 1, "tx_inline_class1_frames") - in1;
-	TH_LOG("class 0 8 B WRITE: %lld us alone (%llu inline frames), %lld us under inline bulk (%llu inline frames, %llu class 1 deferrals)",
-	       idle, (unsigned long long)in0_idle, loaded,
+	TH_LOG("class 0 8 B WRITE: %lld us alone, %lld us under inline bulk (%llu + %llu frames inline, %llu class 1 deferrals)",
+	       lat.idle, lat.loaded, (unsigned long long)in0_idle,
 	       (unsigned long long)in0_load, (unsigned long long)prio_lat);
 	TH_LOG("class 0 backlogged %lld ms: %llu class 0 WRITEs, %llu bulk WRITEs, %llu class 1 inline sends deferred; %llu class 1 frames inline in all",
 	       xt_now_ms() - start, (unsigned long long)c0,
 	       (unsigned long long)(bulk1 - bulk0),
 	       (unsigned long long)prio, (unsigned long long)in1);
-	printf("BENCH credit_c0_lat_8B_inline_unloaded %lld us\n", idle);
-	printf("BENCH credit_c0_lat_8B_inline_loaded %lld us\n", loaded);
-	printf("BENCH credit_c0_lat_8B_inline_ratio %.2f x\n",
-	       (double)loaded / (double)idle);
+	printf("BENCH credit_c0_lat_8B_inline_unloaded %lld us\n", lat.idle);
+	printf("BENCH credit_c0_lat_8B_inline_loaded %lld us\n", lat.loaded);
+	printf("BENCH credit_c0_lat_8B_inline_ratio %.2f x\n", lat.ratio);
 	fflush(stdout);
 	/* the mechanism: class 1 gave way inline, and still progressed */
 	EXPECT_LT(0, prio);
