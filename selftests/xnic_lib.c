@@ -657,17 +657,24 @@ ssize_t xt_check_byte(const uint8_t *p, size_t len, uint8_t v)
 /* ----------------------------------------------------- observability -- */
 
 /**
- * xt_counter() - one transport counter of a device (debugfs)
+ * xt_counters() - transport counters of a device, read at one instant
  * @dev: RDMA device name
- * @name: counter name as in /sys/kernel/debug/xnic/<dev>/counters
- * @val: its value
- * Return: 0; -ENOENT when the file or the counter does not exist.
+ * @names: @n counter names as in /sys/kernel/debug/xnic/<dev>/counters
+ * @vals: their values
+ * @n: counters
+ *
+ * The file is produced in one go when opened, so the values form one
+ * snapshot (two counters read from two opens differ by what moved in
+ * between: tens of frames under load).
+ *
+ * Return: 0; -ENOENT when the file or a counter does not exist.
  */
-int xt_counter(const char *dev, const char *name, uint64_t *val)
+int xt_counters(const char *dev, const char *const *names, uint64_t *vals,
+		int n)
 {
 	char path[160], line[256], key[128];
 	unsigned long long v;
-	int err = -ENOENT;
+	int k, found = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), XT_DEBUGFS "/%s/counters", dev);
@@ -676,18 +683,34 @@ int xt_counter(const char *dev, const char *name, uint64_t *val)
 		xt_errf("%s: %s", path, strerror(errno));
 		return -ENOENT;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%127s %llu", key, &v) == 2 &&
-		    !strcmp(key, name)) {
-			*val = v;
-			err = 0;
-			break;
-		}
+	while (found < n && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %llu", key, &v) != 2)
+			continue;
+		for (k = 0; k < n; k++)
+			if (!strcmp(key, names[k])) {
+				vals[k] = v;
+				found++;
+			}
 	}
 	fclose(f);
-	if (err)
-		xt_errf("%s has no counter %s", path, name);
-	return err;
+	if (found < n) {
+		xt_errf("%s lacks some of %d counters, first %s", path, n,
+			names[0]);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/**
+ * xt_counter() - one transport counter of a device (debugfs)
+ * @dev: RDMA device name
+ * @name: counter name as in /sys/kernel/debug/xnic/<dev>/counters
+ * @val: its value
+ * Return: 0; -ENOENT when the file or the counter does not exist.
+ */
+int xt_counter(const char *dev, const char *name, uint64_t *val)
+{
+	return xt_counters(dev, &name, val, 1);
 }
 
 /* The whole counters file on one line, for failure messages. */
