@@ -365,7 +365,7 @@ int xnic_mr_copy_from_skb(struct xnic_mr *mr, u64 addr,
  * @len: payload bytes
  *
  * Used for a SEND into a receive WQE (rx.c) and for a READ response into
- * the READ WQE (tx.c). On an error, the pieces before the failing one
+ * the READ WQE (tx_ack.c). On an error, the pieces before the failing one
  * are already written (the WQE completes in error, as IBA allows).
  *
  * Context: any context but hard IRQ; does not sleep.

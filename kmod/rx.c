@@ -4,7 +4,7 @@
  *
  * xnic_tp_rx() validates every frame (header, crc32c, source node against
  * the peer table, destination QP and its connection) and dispatches it:
- * READ responses, ACKs and NAKs go to the requester (tx.c), WRITE, SEND
+ * READ responses, ACKs and NAKs go to the requester (tx_ack.c), WRITE, SEND
  * and READ_REQ to the responder below.
  *
  * The responder accepts PSNs in [epsn, epsn + XNIC_RX_WINDOW) in any

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * xnic - transport internals shared by wire.c, peer.c, tx.c and rx.c.
+ * xnic - transport internals shared by wire.c, peer.c, tx*.c and rx.c.
  * Not for use outside the transport; the API is transport.h.
  *
  * Execution model: the per-QP state (struct xnic_tp_qp) is used from
@@ -519,11 +519,13 @@ void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 			const struct xnic_wire_info *i);
 u32 xnic_tp_max_payload(struct xnic_dev *xdev);
 
-/* tx.c */
+/* tx_ack.c */
 void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		    const struct xnic_wire_ack *ack);
 void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			  struct sk_buff *skb);
+
+/* tx_recovery.c */
 void xnic_tx_flush(struct xnic_qp *qp);
 void xnic_tx_timer(struct timer_list *t);
 unsigned int xnic_tx_bond_event(struct xnic_qp *qp, u8 link, bool expire);

@@ -2,8 +2,9 @@
 /*
  * xnic - the requester: copies WQEs out of the SQ, segments them into
  * frames with PSNs, keeps up to XNIC_TX_WINDOW PSNs unacknowledged,
- * retransmits on timeout, on SACK holes and on NAKs, places RDMA READ
- * responses, and completes WQEs in order. See wire-protocol.rst.
+ * retransmits on timeout, and completes WQEs in order. ACKs, NAKs and
+ * READ responses are taken in tx_ack.c; the timer, flushes and link
+ * failures are in tx_recovery.c. See wire-protocol.rst.
  *
  * Everything here runs under the QP's tp lock, from the engine thread,
  * the wakeup syscall or the receive softirq (transport_priv.h). Frames
@@ -16,22 +17,7 @@
 #include <linux/slab.h>
 
 #include "engine.h"
-#include "transport_priv.h"
-
-static struct xnic_tx_slot *xnic_tx_slot(struct xnic_tx *tx, u32 psn)
-{
-	return &tx->slots[psn % XNIC_TX_WINDOW];
-}
-
-static struct xnic_tx_wqe *xnic_tx_wqe(struct xnic_tx *tx, u32 sq_idx)
-{
-	return &tx->wqes[sq_idx & (tx->nr_wqe - 1)];
-}
-
-static bool xnic_wr_is_read(const struct xnic_tx_wqe *w)
-{
-	return w->wqe.opcode == XNIC_WR_RDMA_READ;
-}
+#include "tx_priv.h"
 
 static bool xnic_wr_has_imm(u8 opcode)
 {
@@ -59,9 +45,18 @@ static u8 xnic_wr_wc_opcode(u8 opcode)
 	}
 }
 
-/* Post the send completion of a WQE; successes only when signaled. */
-static void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe,
-			u32 len, u8 status)
+/**
+ * xnic_tx_cqe() - post the send completion of a WQE
+ * @qp: the QP
+ * @wqe: the WQE as posted
+ * @len: bytes it moved (reported on success)
+ * @status: XNIC_WC_*; a success is posted only when the WQE or the QP
+ *	asks for signaled completions
+ *
+ * Context: tp lock held.
+ */
+void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe, u32 len,
+		 u8 status)
 {
 	struct xnic_cqe cqe = {
 		.wr_id = wqe->wr_id,
@@ -77,13 +72,16 @@ static void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe,
 	xnic_cq_post(qp->scq, &cqe, false);
 }
 
-/*
- * Move the QP to the error state because of the WQE @w (NULL: none in
- * particular), which completes with @status; every other outstanding WQE
- * is flushed.
+/**
+ * xnic_tx_fail() - the requester failed: move the QP to the error state
+ * @qp: the QP
+ * @w: the WQE that failed, which completes with @status (NULL: none in
+ *	particular); every other outstanding WQE is flushed
+ * @status: XNIC_WC_* of @w
+ *
+ * Context: tp lock held.
  */
-static void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w,
-			 u8 status)
+void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w, u8 status)
 {
 	if (w && !w->status)
 		w->status = status;
@@ -335,13 +333,6 @@ static void xnic_tx_info(struct xnic_qp *qp, struct xnic_tx_wqe *w,
 		i->flags |= XNIC_WF_ACKREQ;
 }
 
-/* Segments a READ_REQ slot asks for: one per mtu bytes, at least one. */
-static u32 xnic_tx_read_nseg(const struct xnic_tx *tx,
-			     const struct xnic_tx_slot *s)
-{
-	return s->len ? DIV_ROUND_UP(s->len, tx->mtu) : 1;
-}
-
 /*
  * The part of a READ_REQ's chunk to ask for: from its first missing
  * response segment to its last, so that a retransmission does not bring
@@ -365,14 +356,19 @@ static void xnic_tx_read_range(const struct xnic_tx *tx,
 	*len = end - first;
 }
 
-static void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode);
-
-/*
- * (Re)transmit PSN @psn. Return 0 (also when the frame was lost on the
- * way out, or could not be allocated: that is recovered like loss), or
- * -EIO when the WQE failed locally (the QP is in error now).
+/**
+ * xnic_tx_send_psn() - transmit or retransmit one PSN
+ * @qp: the QP
+ * @psn: an unacknowledged PSN
+ * @retx: a retransmission (flagged on the wire, asks for an ACK, gives
+ *	no round trip sample)
+ *
+ * Context: tp lock held.
+ * Return: 0, also when the frame was lost on the way out or could not be
+ * allocated (that is recovered like loss); -EIO when the WQE failed
+ * locally (the QP is in the error state now).
  */
-static int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
+int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
@@ -466,12 +462,19 @@ static int xnic_tx_send_new(struct xnic_qp *qp)
 	return xnic_tx_send_psn(qp, psn, false);
 }
 
-/*
- * Resend from PSN @from on (enum xnic_retx says what). The work is done
- * in bounded steps by xnic_tx_resend(); a resend under way is merged
- * with the new one (the earlier start, the wider mode).
+/**
+ * xnic_tx_resend_from() - start a resend
+ * @tx: the requester
+ * @from: first PSN to look at (una if earlier)
+ * @mode: enum xnic_retx: which PSNs from @from on are resent
+ *
+ * The work is done in bounded steps by the next runs of the requester; a
+ * resend under way is merged with the new one (the earlier start, the
+ * wider mode).
+ *
+ * Context: tp lock held.
  */
-static void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode)
+void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode)
 {
 	if (xnic_psn_before(from, tx->una))
 		from = tx->una;
@@ -526,18 +529,6 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 	return 0;
 }
 
-static void xnic_tx_slot_done(struct xnic_tx *tx, struct xnic_tx_slot *s)
-{
-	struct xnic_tx_wqe *w = &tx->wqes[s->widx];
-
-	if (s->done)
-		return;
-	s->done = true;
-	w->ndone++;
-	if (xnic_wr_is_read(w))
-		tx->reads--;
-}
-
 /* The timeout from the round trip estimate (RFC 6298), jiffies. */
 static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 {
@@ -551,23 +542,14 @@ static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 	return min(usecs_to_jiffies(us) + 1, tx->rto_max);
 }
 
-/* A round trip sample, ns (RFC 6298 section 2, alpha 1/8, beta 1/4). */
-static void xnic_tx_rtt_sample(struct xnic_tx *tx, u64 rtt)
-{
-	u64 delta;
-
-	if (!tx->srtt) {
-		tx->srtt = rtt ?: 1;
-		tx->rttvar = rtt / 2;
-		return;
-	}
-	delta = tx->srtt > rtt ? tx->srtt - rtt : rtt - tx->srtt;
-	tx->rttvar = (3 * tx->rttvar + delta) / 4;
-	tx->srtt = max_t(u64, (7 * tx->srtt + rtt) / 8, 1);
-}
-
-/* After slots became done: move una, restart the retransmission timer. */
-static void xnic_tx_progress(struct xnic_tp_qp *tp)
+/**
+ * xnic_tx_progress() - after slots became done: move una, restart the
+ *	retransmission timer
+ * @tp: the QP's transport
+ *
+ * Context: tp lock held.
+ */
+void xnic_tx_progress(struct xnic_tp_qp *tp)
 {
 	struct xnic_tx *tx = &tp->tx;
 	u32 una = tx->una;
@@ -587,11 +569,17 @@ static void xnic_tx_progress(struct xnic_tp_qp *tp)
 	xnic_tx_restart_timer(tp);
 }
 
-/*
- * Complete finished WQEs at the head of the SQ, in order, and release
- * their slots to userspace. Return false when the QP went to error.
+/**
+ * xnic_tx_complete() - complete the finished WQEs at the head of the SQ
+ * @qp: the QP
+ *
+ * In order, releasing their slots to userspace; a WQE that failed moves
+ * the QP to the error state.
+ *
+ * Context: tp lock held.
+ * Return: false when the QP went to the error state.
  */
-static bool xnic_tx_complete(struct xnic_qp *qp)
+bool xnic_tx_complete(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_ring *sq = &qp->sq;
@@ -904,14 +892,19 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 	return ret;
 }
 
-/*
- * After an ACK or READ response opened the window: send what it allows,
- * at most XNIC_TX_ACK_BUDGET frames (this runs in softirq) and what the
- * class scheduler allows (xnic_credit_inline_begin(): one frame of a
- * class 1 QP), and leave the rest to the engine; when the engine runs the
- * QP, leave all to it (one sender at a time: xnic_engine_owns_qp()).
+/**
+ * xnic_tx_push() - send what an ACK or READ response let through
+ * @qp: the QP
+ *
+ * Sends at most XNIC_TX_ACK_BUDGET frames (this runs in softirq) and what
+ * the class scheduler allows (xnic_credit_inline_begin(): one frame of a
+ * class 1 QP), and leaves the rest to the engine; when the engine runs
+ * the QP, it leaves all to it (one sender at a time:
+ * xnic_engine_owns_qp()).
+ *
+ * Context: softirq, tp lock held.
  */
-static void xnic_tx_push(struct xnic_qp *qp)
+void xnic_tx_push(struct xnic_qp *qp)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_credit_inline ci;
@@ -931,436 +924,4 @@ static void xnic_tx_push(struct xnic_qp *qp)
 	xnic_credit_inline_end(qp, &ci, budget, more);
 	if (more)
 		xnic_tp(qp)->activate = true;
-}
-
-/*
- * Fast retransmit: resend holes that three later PSNs have overtaken and
- * that were sent a quarter of the timeout ago, at most @budget of them.
- */
-static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
-{
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u64 age = jiffies_to_nsecs(tx->rto) / 4, now = local_clock();
-	unsigned int after = 0;
-	u32 psn;
-	int err;
-
-	if (tx->rnr_wait)
-		return 0;
-	for (psn = tx->next_psn; psn != tx->una && budget;) {
-		struct xnic_tx_slot *s = xnic_tx_slot(tx, --psn);
-
-		if (s->done) {
-			after++;
-			continue;
-		}
-		if (after < 3 || xnic_wr_is_read(&tx->wqes[s->widx]) ||
-		    now < s->sent || now - s->sent < age)
-			continue;
-		err = xnic_tx_send_psn(qp, psn, true);
-		if (err)
-			return err;
-		budget--;
-	}
-	return 0;
-}
-
-/*
- * Responses of the READ_REQ @upto_psn arrived: an earlier READ_REQ (or
- * this one) still missing segments after a while has likely lost them.
- */
-static int xnic_tx_read_fast_retransmit(struct xnic_qp *qp, u32 upto_psn)
-{
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u64 age = jiffies_to_nsecs(tx->rto) / 4, now = local_clock();
-	u32 psn;
-	int err;
-
-	for (psn = tx->una; !xnic_psn_before(upto_psn, psn); psn++) {
-		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
-
-		if (s->done || !xnic_wr_is_read(&tx->wqes[s->widx]) ||
-		    now < s->sent || now - s->sent < age)
-			continue;
-		err = xnic_tx_send_psn(qp, psn, true);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* The WQE the unacknowledged PSN @psn belongs to, or NULL. */
-static struct xnic_tx_wqe *xnic_tx_psn_wqe(struct xnic_tx *tx, u32 psn)
-{
-	if (!xnic_psn_in(psn, tx->una, tx->next_psn - tx->una))
-		return NULL;
-	return &tx->wqes[xnic_tx_slot(tx, psn)->widx];
-}
-
-static u8 xnic_nak_status(u8 syndrome)
-{
-	switch (syndrome) {
-	case XNIC_NAK_REM_ACCESS:
-		return XNIC_WC_REM_ACCESS_ERR;
-	case XNIC_NAK_REM_OP:
-		return XNIC_WC_REM_OP_ERR;
-	default:
-		return XNIC_WC_REM_INV_REQ_ERR;
-	}
-}
-
-/* Check a frame for the requester comes from our peer QP. */
-static bool xnic_tx_frame_ok(struct xnic_qp *qp,
-			     const struct xnic_wire_info *i)
-{
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-
-	if (!tx->started || xnic_qp_state(qp) != IB_QPS_RTS ||
-	    i->src_node != tx->remote_node || i->src_qpn != tx->dest_qpn) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_BAD_QP_STATE);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Mark what an ACK covers done; take a round trip sample from the newest
- * PSN it covers that was sent once. *@holes tells whether the selective
- * ACK covers anything (then there may be holes to fast retransmit).
- * Return whether anything became done.
- */
-static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
-			      const u64 sack[XNIC_WIRE_SACK_BITS / 64],
-			      bool *holes)
-{
-	struct xnic_tx_slot *sample = NULL;
-	bool progress = false;
-	u32 psn, end = tx->next_psn;
-	int k;
-
-	*holes = false;
-	for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++)
-		*holes |= !!sack[k];
-	/*
-	 * Without selective ACKs nothing from @cum on needs looking at (and
-	 * a stale ACK, @cum before una, covers nothing new).
-	 */
-	if (!*holes && xnic_psn_before(cum, end))
-		end = xnic_psn_before(cum, tx->una) ? tx->una : cum;
-	for (psn = tx->una; xnic_psn_before(psn, end); psn++) {
-		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
-
-		if (s->done)
-			continue;
-		if (!xnic_psn_before(psn, cum) &&
-		    !xnic_sack_test(sack, cum, psn))
-			continue;
-		/* A READ is done when its responses are in, not on ACK. */
-		if (xnic_wr_is_read(&tx->wqes[s->widx]))
-			continue;
-		xnic_tx_slot_done(tx, s);
-		progress = true;
-		if (!s->retx)
-			sample = s;
-	}
-	if (sample) {
-		u64 now = local_clock();
-
-		if (now >= sample->sent)
-			xnic_tx_rtt_sample(tx, now - sample->sent);
-	}
-	return progress;
-}
-
-/**
- * xnic_tx_ack_rx() - handle an ACK or NAK for the requester of a QP
- * @qp: the QP
- * @i: the frame's header, accepted by xnic_wire_check()
- * @ack: its payload
- *
- * Completes what the ACK covers, retransmits holes and NAKed PSNs, and
- * sends what the reopened window allows (at most XNIC_TX_ACK_BUDGET
- * frames; the engine does the rest).
- *
- * Context: softirq, tp lock held.
- */
-void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
-		    const struct xnic_wire_ack *ack)
-{
-	struct xnic_tp_qp *tp = xnic_tp(qp);
-	struct xnic_tx *tx = &tp->tx;
-	u64 sack[XNIC_WIRE_SACK_BITS / 64];
-	u32 cum = i->psn, nak_psn;
-	struct xnic_tx_wqe *w;
-	u8 syn = ack->syndrome;
-	unsigned int delay;
-	bool holes;
-	int k;
-
-	if (!xnic_tx_frame_ok(qp, i))
-		return;
-	if (syn >= XNIC_NAK_MAX ||
-	    (i->opcode == XNIC_OP_ACK ? syn : !syn)) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_MALFORMED);
-		return;
-	}
-	if (xnic_psn_before(tx->next_psn, cum)) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_OUT_OF_WINDOW);
-		return;
-	}
-	xnic_cnt_inc(qp->xdev, syn ? XNIC_CNT_NAKS_RCVD : XNIC_CNT_ACKS_RCVD);
-	xnic_credit_tx_ack(qp, cum, i->credits, tx->next_psn);
-	if (syn == XNIC_NAK_RNR)
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_RNR_NAKS_RCVD);
-
-	for (k = 0; k < ARRAY_SIZE(sack); k++)
-		sack[k] = be64_to_cpu(ack->sack[k]);
-	if (xnic_tx_ack_slots(tx, cum, sack, &holes))
-		xnic_tx_progress(tp);
-	if (!xnic_tx_complete(qp))
-		return;
-
-	nak_psn = be32_to_cpu(ack->nak_psn);
-	switch (syn) {
-	case XNIC_NAK_NONE:
-		if (holes &&
-		    xnic_tx_fast_retransmit(qp, XNIC_TX_ACK_BUDGET) == -EIO)
-			return;
-		break;
-	case XNIC_NAK_PSN_SEQ:
-		xnic_tx_resend_from(tx, cum, XNIC_RETX_ALL);
-		break;
-	case XNIC_NAK_RNR:
-		w = xnic_tx_psn_wqe(tx, nak_psn);
-		if (!w)
-			break;
-		if (tx->rnr_limit != XNIC_RNR_INFINITE &&
-		    ++tx->rnr_retries > tx->rnr_limit) {
-			xnic_tx_fail(qp, w, XNIC_WC_RNR_RETRY_EXC_ERR);
-			return;
-		}
-		tx->rnr_wait = true;
-		delay = xnic_wire_rnr_us(ack->rnr_timer);
-		tx->rnr_until = jiffies + max(usecs_to_jiffies(delay), 1UL);
-		tx->timer_on = false;
-		xnic_tp_arm(tp, tx->rnr_until);
-		return;
-	default:
-		w = xnic_tx_psn_wqe(tx, nak_psn);
-		if (!w)
-			break;
-		ibdev_dbg(&qp->xdev->ibdev, "QP %u: NAK %u at PSN %u\n",
-			  xnic_qpn(qp), syn, nak_psn);
-		xnic_tx_fail(qp, w, xnic_nak_status(syn));
-		return;
-	}
-	xnic_tx_push(qp);
-}
-
-/**
- * xnic_tx_read_resp_rx() - place an RDMA READ response
- * @qp: the QP
- * @i: the frame's header, accepted by xnic_wire_check()
- * @skb: the frame
- *
- * Context: softirq, tp lock held.
- */
-void xnic_tx_read_resp_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
-			  struct sk_buff *skb)
-{
-	struct xnic_tp_qp *tp = xnic_tp(qp);
-	struct xnic_tx *tx = &tp->tx;
-	struct xnic_tx_slot *s;
-	struct xnic_tx_wqe *w;
-	u32 rel, nseg, want, k;
-	int status;
-
-	if (!xnic_tx_frame_ok(qp, i))
-		return;
-	w = xnic_tx_psn_wqe(tx, i->psn);
-	s = xnic_tx_slot(tx, i->psn);
-	if (!w || s->done) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
-		return;
-	}
-	if (!xnic_wr_is_read(w) || i->msg_len != w->len ||
-	    i->offset < s->offset)
-		goto bad;
-	rel = i->offset - s->offset;
-	nseg = xnic_tx_read_nseg(tx, s);
-	if (s->len) {
-		if (rel >= s->len || rel % tx->mtu)
-			goto bad;
-		want = min(tx->mtu, s->len - rel);
-	} else {
-		want = 0;
-	}
-	if (i->payload_len != want)
-		goto bad;
-	k = rel / tx->mtu;
-	if (s->segs & BIT_ULL(k)) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
-		return;
-	}
-	/* READ response bytes go into the READ WQE's buffers. */
-	status = xnic_mr_scatter_skb(qp->xdev, qp->pd, w->wqe.sge,
-				     w->wqe.num_sge, i->offset, skb,
-				     XNIC_WIRE_HDR_LEN, want);
-	if (status) {
-		xnic_tx_fail(qp, w, status);
-		return;
-	}
-	s->segs |= BIT_ULL(k);
-	if (s->segs != GENMASK_ULL(nseg - 1, 0)) {
-		/* Its last segment is in: the missing ones are likely lost. */
-		if (k == nseg - 1)
-			xnic_tx_read_fast_retransmit(qp, i->psn);
-		return;
-	}
-	xnic_tx_slot_done(tx, s);
-	xnic_tx_progress(tp);
-	if (xnic_tx_read_fast_retransmit(qp, i->psn) != -EIO &&
-	    xnic_tx_complete(qp))
-		xnic_tx_push(qp);
-	return;
-
-bad:
-	xnic_cnt_inc(qp->xdev, XNIC_CNT_MALFORMED);
-}
-
-/**
- * xnic_tx_flush() - complete every outstanding SQ WQE with a flush error
- * @qp: the QP, in the error state
- *
- * WQEs that failed keep their own status. Entries the user posted beyond
- * what a sane producer index allows are not touched.
- *
- * Context: tp lock held.
- */
-void xnic_tx_flush(struct xnic_qp *qp)
-{
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	struct xnic_ring *sq = &qp->sq;
-	struct xnic_sq_wqe wqe;
-	u32 prod;
-
-	/* The transport's own indices are sane: it set them. */
-	if (tx->started && tx->fetch - sq->kidx <= tx->nr_wqe) {
-		while (sq->kidx != tx->fetch) {
-			struct xnic_tx_wqe *w = xnic_tx_wqe(tx, sq->kidx);
-
-			xnic_tx_cqe(qp, &w->wqe, 0,
-				    w->status ?: XNIC_WC_WR_FLUSH_ERR);
-			sq->kidx++;
-		}
-	}
-	prod = xnic_ring_producer(sq);
-	if (prod - sq->kidx > sq->nr)
-		prod = sq->kidx;
-	while (sq->kidx != prod) {
-		memcpy(&wqe, sq->entries + (sq->kidx & (sq->nr - 1)) *
-		       sq->elem_size, sizeof(wqe));
-		xnic_tx_cqe(qp, &wqe, 0, XNIC_WC_WR_FLUSH_ERR);
-		sq->kidx++;
-	}
-	xnic_ring_release(sq);
-	tx->fetch = sq->kidx;
-	tx->cur = sq->kidx;
-	tx->una = tx->next_psn;
-	tx->reads = 0;
-	tx->timer_on = false;
-	tx->rnr_wait = false;
-	tx->resending = false;
-	tx->started = false;
-	xnic_credit_tx_stop(qp, tx->next_psn);
-}
-
-/**
- * xnic_tx_bond_event() - a member link failed, or a peer may be lost
- * @qp: the QP
- * @link: xnic_link.index of the link that failed: the PSNs not done that
- *	last left on it are resent at once (on the links left: the bond no
- *	longer chooses it); XNIC_BOND_NO_LINK for none
- * @expire: when the QP's peer has been unreachable for peer_timeout_ms
- *	(xnic_bond_peer_lost()), expire the retransmission deadline now: the
- *	timeout then completes the outstanding work with errors
- *
- * The resend marks the PSNs as sent long ago (and as retransmissions, so
- * they give no round trip sample) and starts an XNIC_RETX_OLD resend from
- * the first of them; the engine sends them (xnic_tp_unlock()).
- *
- * Context: tp lock held (bond.c's work, process context).
- * Return: the number of PSNs marked for resending.
- */
-unsigned int xnic_tx_bond_event(struct xnic_qp *qp, u8 link, bool expire)
-{
-	struct xnic_tp_qp *tp = xnic_tp(qp);
-	struct xnic_tx *tx = &tp->tx;
-	unsigned int n = 0;
-	u32 psn, first = 0;
-
-	if (!tx->started || xnic_qp_state(qp) != IB_QPS_RTS)
-		return 0;
-	for (psn = tx->una; link != XNIC_BOND_NO_LINK && psn != tx->next_psn;
-	     psn++) {
-		struct xnic_tx_slot *s = xnic_tx_slot(tx, psn);
-
-		if (s->done || s->link != link)
-			continue;
-		if (!n++)
-			first = psn;
-		s->sent = 0;
-		s->retx = true;
-		s->link = XNIC_BOND_NO_LINK;
-	}
-	if (n) {
-		xnic_tx_resend_from(tx, first, XNIC_RETX_OLD);
-		tp->activate = true;
-	}
-	if (expire && tx->timer_on &&
-	    xnic_bond_peer_lost(qp->xdev, tx->remote_node)) {
-		tx->deadline = jiffies;
-		tp->activate = true;
-	}
-	return n;
-}
-
-/**
- * xnic_tx_timer() - the retransmission and RNR timer of a QP
- * @t: xnic_tp_qp.timer
- *
- * The requester's deadlines only hand the QP to the engine, which
- * resends; fired early (a deadline moved since it was armed), it re-arms.
- * The responder's delayed ACK is sent from here (xnic_rx_timer()).
- *
- * Context: softirq (timer); takes the tp lock.
- */
-void xnic_tx_timer(struct timer_list *t)
-{
-	struct xnic_tp_qp *tp = from_timer(tp, t, timer);
-	struct xnic_tx *tx = &tp->tx;
-	bool run = false;
-
-	spin_lock(&tp->lock);
-	if (tp->dead) {
-		spin_unlock(&tp->lock);
-		return;
-	}
-	xnic_rx_timer(tp->qp);
-	run = xnic_credit_timer(tp);
-	if (tx->rnr_wait) {
-		if (time_before(jiffies, tx->rnr_until))
-			xnic_tp_arm(tp, tx->rnr_until);
-		else
-			run = true;
-	} else if (tx->timer_on) {
-		if (time_before(jiffies, tx->deadline))
-			xnic_tp_arm(tp, tx->deadline);
-		else
-			run = true;
-	}
-	spin_unlock(&tp->lock);
-	/* The timer is stopped before the QP goes: it is still there. */
-	if (run)
-		xnic_engine_activate_qp(tp->qp->xdev, tp->qp);
 }
