@@ -3,7 +3,7 @@
  * xnic - the transport state of a QP (struct xnic_tp_qp): its lock and
  * how frames leave under it, its lifetime (init, stop, release; RCU), and
  * the flush of a QP in error. transport_priv.h has the execution model
- * and the lock order; tx*.c and rx.c the requester and the responder.
+ * and the lock order; tx*.c and rx*.c the requester and the responder.
  */
 #include <linux/log2.h>
 #include <linux/rcupdate.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * xnic - transport internals shared by wire.c, peer.c, tx*.c and rx.c.
+ * xnic - transport internals shared by wire.c, peer.c, tx*.c and rx*.c.
  * Not for use outside the transport; the API is transport.h.
  *
  * Execution model: the per-QP state (struct xnic_tp_qp) is used from
@@ -536,8 +536,18 @@ void xnic_tp_arm(struct xnic_tp_qp *tp, unsigned long when);
 
 /* rx.c */
 void xnic_rx_flush(struct xnic_qp *qp);
-bool xnic_rx_run_reads(struct xnic_qp *qp, unsigned int *budget);
 void xnic_rx_timer(struct xnic_qp *qp);
+void xnic_rx_fatal(struct xnic_qp *qp, u8 syndrome, u32 psn);
+int xnic_rx_error(struct xnic_rx *rx, u32 psn, u8 syndrome, u8 status,
+		  u32 msn);
+
+/* rx_read.c */
+bool xnic_rx_run_reads(struct xnic_qp *qp, unsigned int *budget);
 bool xnic_rx_reads_pending(struct xnic_qp *qp);
+int xnic_rx_read_req(struct xnic_qp *qp, const struct xnic_wire_info *i,
+		     struct sk_buff *skb);
+bool xnic_rx_reads_inline(struct xnic_qp *qp);
+void xnic_rx_read_dup(struct xnic_qp *qp, const struct xnic_wire_info *i,
+		      struct sk_buff *skb);
 
 #endif /* XNIC_TRANSPORT_PRIV_H */
