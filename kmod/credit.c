@@ -29,28 +29,42 @@
 #include "engine.h"
 #include "transport_priv.h"
 
+/* Largest credit_pool (frames) and drr_unit (bytes) accepted */
+#define XNIC_CREDIT_POOL_MAX	1048576U
+#define XNIC_DRR_UNIT_MAX	1048576U
+
 static bool credits = true;
 module_param(credits, bool, 0644);
 MODULE_PARM_DESC(credits,
 		 "Requesters send only against credit granted by the receiver (default Y)");
 
-static unsigned int credit_init = 32;
-module_param(credit_init, uint, 0644);
+static struct xnic_uint_param credit_init = {
+	.val = 32, .min = 1, .max = XNIC_TX_WINDOW,
+};
+module_param_cb(credit_init, &xnic_uint_param_ops, &credit_init, 0644);
 MODULE_PARM_DESC(credit_init,
-		 "Credits (frames) a flow may send before its first credit update (default 32)");
+		 "Credits (frames) a flow may send before its first credit update, 1 to 256 (default 32)");
 
-static unsigned int credit_pool = 768;
-module_param(credit_pool, uint, 0644);
+static struct xnic_uint_param credit_pool = {
+	.val = 768, .min = 1, .max = XNIC_CREDIT_POOL_MAX,
+};
+module_param_cb(credit_pool, &xnic_uint_param_ops, &credit_pool, 0644);
 MODULE_PARM_DESC(credit_pool,
-		 "Receive credits (frames) of a device shared by its active flows (default 768)");
+		 "Receive credits (frames) of a device shared by its active flows, 1 to 1048576 (default 768)");
 
-static unsigned int drr_unit = 2048;
-module_param(drr_unit, uint, 0644);
+static struct xnic_uint_param drr_unit = {
+	.val = 2048, .min = XNIC_WIRE_MIN_SEG, .max = XNIC_DRR_UNIT_MAX,
+	.zero_ok = true,
+};
+module_param_cb(drr_unit, &xnic_uint_param_ops, &drr_unit, 0644);
 MODULE_PARM_DESC(drr_unit,
-		 "Bytes of a QP's deficit round robin quantum per frame of its class budget; 0 schedules by frames (default 2048)");
+		 "Bytes of a QP's deficit round robin quantum per frame of its class budget, 64 to 1048576; 0 schedules by frames (default 2048)");
 
-static unsigned int class1_seg_busy = 2048;
-module_param(class1_seg_busy, uint, 0644);
+static struct xnic_uint_param class1_seg_busy = {
+	.val = 2048, .min = XNIC_WIRE_MIN_SEG, .max = UINT_MAX, .zero_ok = true,
+};
+module_param_cb(class1_seg_busy, &xnic_uint_param_ops, &class1_seg_busy,
+		0644);
 MODULE_PARM_DESC(class1_seg_busy,
 		 "Largest class 1 frame payload, bytes, while class 0 is sending (at least 64); 0: the path MTU (default 2048)");
 
@@ -171,7 +185,7 @@ int xnic_credit_counters(struct xnic_dev *xdev, u64 *vals, int n)
 void xnic_credit_tx_start(struct xnic_qp *qp, u32 psn)
 {
 	struct xnic_credit_qp *c = xnic_cq_of(qp);
-	u32 init = clamp_t(u32, READ_ONCE(credit_init), 1, XNIC_TX_WINDOW);
+	u32 init = READ_ONCE(credit_init.val);
 
 	xnic_ccnt_add(qp->xdev, XNIC_CCNT_GRANTED,
 		      xnic_credit_flow_start(&c->flow, psn, init));
@@ -253,12 +267,12 @@ void xnic_credit_tx_sent(struct xnic_qp *qp, u32 psn, u32 bytes)
 static u32 xnic_credit_class1_seg(struct xnic_dev *xdev)
 {
 	unsigned long at = READ_ONCE(xnic_cd(xdev)->class0_at);
-	u32 seg = READ_ONCE(class1_seg_busy);
+	u32 seg = READ_ONCE(class1_seg_busy.val);
 
 	if (!seg || time_after(jiffies,
 			       at + msecs_to_jiffies(XNIC_CREDIT_CLASS0_RECENT_MS)))
 		return 0;
-	return max_t(u32, seg, XNIC_WIRE_MIN_SEG);
+	return seg;
 }
 
 /**
@@ -442,7 +456,7 @@ static u32 xnic_credit_active(struct xnic_dev *xdev, struct xnic_credit_qp *c,
 static u32 xnic_credit_rx_share(struct xnic_qp *qp, bool touch)
 {
 	struct xnic_dev *xdev = qp->xdev;
-	u32 pool = READ_ONCE(credit_pool);
+	u32 pool = READ_ONCE(credit_pool.val);
 
 	return xnic_credit_share(READ_ONCE(xdev->params.credit_window),
 				 XNIC_RX_WINDOW, pool,
@@ -491,7 +505,7 @@ u16 xnic_credit_rx_grant(struct xnic_qp *qp, u32 epsn)
 void xnic_credit_rx_data(struct xnic_qp *qp, u32 psn, u32 epsn)
 {
 	struct xnic_credit_qp *c = xnic_cq_of(qp);
-	u32 init = clamp_t(u32, READ_ONCE(credit_init), 1, XNIC_TX_WINDOW);
+	u32 init = READ_ONCE(credit_init.val);
 
 	/* Once per flow and epoch: the device lock is not taken per frame. */
 	if (c->epoch != xnic_credit_epoch())
@@ -588,7 +602,7 @@ void xnic_credit_rx_frame(struct xnic_qp *qp, const struct xnic_wire_info *i)
 unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 				unsigned int quantum, bool class0_busy)
 {
-	unsigned int b, unit = READ_ONCE(drr_unit);
+	unsigned int b, unit = READ_ONCE(drr_unit.val);
 	u32 turn;
 
 	b = xnic_credit_class_budget(tclass, quantum,
@@ -605,7 +619,7 @@ unsigned int xnic_credit_budget(struct xnic_dev *xdev, u8 tclass,
 /* The byte quantum of a class budget of @frames frames. */
 static u32 xnic_credit_drr_quantum(unsigned int frames)
 {
-	return min_t(u64, (u64)frames * READ_ONCE(drr_unit), U32_MAX / 4);
+	return min_t(u64, (u64)frames * READ_ONCE(drr_unit.val), U32_MAX / 4);
 }
 
 /**
@@ -627,7 +641,8 @@ unsigned int xnic_credit_drr_begin(struct xnic_qp *qp, unsigned int frames)
 
 	if (!q)
 		return frames;
-	return xnic_drr_begin(&xnic_cq_of(qp)->drr, q, READ_ONCE(drr_unit));
+	return xnic_drr_begin(&xnic_cq_of(qp)->drr, q,
+			      READ_ONCE(drr_unit.val));
 }
 
 /**
@@ -660,7 +675,7 @@ void xnic_credit_drr_end(struct xnic_qp *qp, unsigned int frames, bool busy)
  */
 unsigned int xnic_credit_drr_inline(struct xnic_qp *qp, unsigned int max)
 {
-	if (!READ_ONCE(drr_unit))
+	if (!READ_ONCE(drr_unit.val))
 		return max;
 	return xnic_drr_inline(&xnic_cq_of(qp)->drr, max);
 }

@@ -72,20 +72,22 @@
 #include "transport.h"
 #include "credit.h"
 
-static unsigned int idle_us = XNIC_DEF_IDLE_US;
-module_param(idle_us, uint, 0644);
+static struct xnic_uint_param idle_us = {
+	.val = XNIC_DEF_IDLE_US, .min = 0, .max = XNIC_MAX_IDLE_US,
+};
+module_param_cb(idle_us, &xnic_uint_param_ops, &idle_us, 0644);
 MODULE_PARM_DESC(idle_us,
-		 "Default for new devices of the microseconds their engine busy-polls without work before sleeping (default 20; per device: netlink parameter idle_us)");
+		 "Default for new devices of the microseconds their engine busy-polls without work before sleeping, 0 to 10000000 (default 20; per device: netlink parameter idle_us)");
 
 /**
  * xnic_engine_default_idle_us() - the idle period a new device starts with
  *
- * Return: the module parameter idle_us (microseconds), capped at the
- * largest value the netlink parameter accepts (XNIC_MAX_IDLE_US).
+ * Return: the module parameter idle_us (microseconds), which accepts what
+ * the netlink parameter accepts (at most XNIC_MAX_IDLE_US).
  */
 u32 xnic_engine_default_idle_us(void)
 {
-	return min_t(u32, READ_ONCE(idle_us), XNIC_MAX_IDLE_US);
+	return READ_ONCE(idle_us.val);
 }
 
 /* Deferred frames handled per pass, and queued at most. */

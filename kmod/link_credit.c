@@ -31,8 +31,11 @@
 #include "link_credit.h"
 #include "../uapi/xnic-netlink.h"
 
-static unsigned int link_credit_window = 64;
-module_param(link_credit_window, uint, 0644);
+static struct xnic_uint_param link_credit_window = {
+	.val = 64, .min = 0, .max = XNIC_LCR_MAX_WINDOW,
+};
+module_param_cb(link_credit_window, &xnic_uint_param_ops,
+		&link_credit_window, 0644);
 MODULE_PARM_DESC(link_credit_window,
 		 "Frames a sender may have unprocessed on one member link towards one peer; 0 turns link credit off (default 64, at most 4096)");
 
@@ -71,7 +74,7 @@ void xnic_lcr_counters(struct xnic_dev *xdev, u64 *vals)
 
 static u32 xnic_lcr_window(void)
 {
-	return min(READ_ONCE(link_credit_window), XNIC_LCR_MAX_WINDOW);
+	return READ_ONCE(link_credit_window.val);
 }
 
 static void xnic_lcnt_add(struct xnic_dev *xdev, enum xnic_lcr_counter c,

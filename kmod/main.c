@@ -1,12 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - module entry: RDMA link ops (`rdma link add NAME type xnic netdev
- * DEV`), netdev notifier, generic netlink family, module load and unload.
+ * DEV`), netdev notifier, generic netlink family, module load and unload,
+ * and the checked module parameters (struct xnic_uint_param).
  */
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
 #include "xnic.h"
+
+static int xnic_uint_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct xnic_uint_param *p = kp->arg;
+	unsigned int v;
+	int err;
+
+	err = kstrtouint(val, 0, &v);
+	if (err)
+		return err;
+	if (!(v == 0 && p->zero_ok) && (v < p->min || v > p->max))
+		return -EINVAL;
+	WRITE_ONCE(p->val, v);
+	return 0;
+}
+
+static int xnic_uint_param_get(char *buffer, const struct kernel_param *kp)
+{
+	const struct xnic_uint_param *p = kp->arg;
+
+	return scnprintf(buffer, PAGE_SIZE, "%u\n", READ_ONCE(p->val));
+}
+
+/* Ops of the module parameters of struct xnic_uint_param. */
+const struct kernel_param_ops xnic_uint_param_ops = {
+	.set = xnic_uint_param_set,
+	.get = xnic_uint_param_get,
+};
 
 static int xnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {

@@ -63,6 +63,25 @@ struct xnic_link {
 	struct rcu_head rcu;
 };
 
+/**
+ * struct xnic_uint_param - an unsigned module parameter with a range
+ * @val: the value; read it with READ_ONCE(), it may change at any time
+ * @min: smallest value accepted (but for 0 when @zero_ok)
+ * @max: largest value accepted
+ * @zero_ok: 0 is accepted too (it turns the feature off)
+ *
+ * Declared with module_param_cb(name, &xnic_uint_param_ops, &param,
+ * perm): a write out of range fails with -EINVAL and changes nothing, and
+ * so does a value out of range given at module load.
+ */
+struct xnic_uint_param {
+	unsigned int val;
+	unsigned int min, max;
+	bool zero_ok;
+};
+
+extern const struct kernel_param_ops xnic_uint_param_ops;
+
 /* Defaults of struct xnic_params; netlink.c has the ranges. */
 #define XNIC_DEF_IDLE_US	20
 #define XNIC_MAX_IDLE_US	10000000

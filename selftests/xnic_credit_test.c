@@ -30,7 +30,9 @@
  *                  of ACKs lost still finishes (credit requests);
  *  hostile_credit  forged and malformed CREDIT frames injected with an
  *                  AF_PACKET socket are dropped and counted, a flood of
- *                  random updates cannot break a flow or its accounts.
+ *                  random updates cannot break a flow or its accounts;
+ *  knob_ranges     module parameters refuse values out of their range
+ *                  (EINVAL, value kept) and take the ends of it.
  *
  * Shares are measured over seconds, not speeds: they hold under TCG.
  * Lines "BENCH <name> <value> <unit>" are read by tools/xnic-bench.
@@ -730,6 +732,53 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	xt_flow_destroy(&f[0]);
 	EXPECT_EQ(0, cr_balance(e, 1));
 	EXPECT_LT(0, xt_mesh_cnt(e, 1, "credit_updates_rcvd"));
+}
+
+/* A module parameter, values it must refuse and values it must take. */
+struct cr_knob {
+	const char *name;
+	const char *bad[4];
+	const char *good[2];
+};
+
+static const struct cr_knob cr_knobs[] = {
+	{ "credit_init", { "0", "257", "-1", "x" }, { "1", "256" } },
+	{ "credit_pool", { "0", "1048577", "2k", "-5" }, { "1", "1048576" } },
+	{ "drr_unit", { "1", "63", "1048577", "y" }, { "0", "64" } },
+	{ "class1_seg_busy", { "1", "63", "-64", "z" }, { "0", "64" } },
+	{ "link_credit_window", { "4097", "-1", "1e3", "w" }, { "0", "4096" } },
+	{ "idle_us", { "10000001", "-1", "1.5", "v" }, { "0", "10000000" } },
+};
+
+/*
+ * Module parameters out of their range (or not numbers) fail with EINVAL
+ * and keep their value; the ends of the range are taken.
+ */
+TEST(knob_ranges)
+{
+	char path[128], old[32], now[32];
+	size_t k, j;
+
+	for (k = 0; k < ARRAY_SIZE(cr_knobs); k++) {
+		const struct cr_knob *c = &cr_knobs[k];
+
+		snprintf(path, sizeof(path), "/sys/module/xnic/parameters/%s",
+			 c->name);
+		ASSERT_EQ(0, xt_read_file(path, old, sizeof(old)));
+		for (j = 0; j < ARRAY_SIZE(c->bad); j++) {
+			EXPECT_EQ(-EINVAL, xt_write_file(path, c->bad[j]))
+				TH_LOG("%s = %s", c->name, c->bad[j]);
+			ASSERT_EQ(0, xt_read_file(path, now, sizeof(now)));
+			EXPECT_STREQ(old, now);
+		}
+		for (j = 0; j < ARRAY_SIZE(c->good); j++) {
+			EXPECT_EQ(0, xt_write_file(path, c->good[j]))
+				TH_LOG("%s = %s", c->name, c->good[j]);
+			ASSERT_EQ(0, xt_read_file(path, now, sizeof(now)));
+			EXPECT_STREQ(c->good[j], now);
+		}
+		ASSERT_EQ(0, xt_write_file(path, old));
+	}
 }
 
 int main(int argc, char **argv)
