@@ -18,6 +18,7 @@
 #define XNIC_H
 
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <linux/workqueue.h>
