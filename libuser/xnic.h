@@ -459,7 +459,8 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
  * @tclass: traffic class: XNIC_TCLASS_LATENCY (0, the default: served
  *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits)
  *
- * Fields are only ever appended, each with a comp_mask bit.
+ * Fields are only ever appended, each with a comp_mask bit; a field whose
+ * bit is clear is ignored (its default applies), as in libibverbs.
  */
 struct xnic_qp_attr {
 	uint32_t comp_mask;

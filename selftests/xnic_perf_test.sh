@@ -5,8 +5,8 @@
 # a veth pair: every test runs, both sides exit 0, and the client prints one
 # well-formed JSON result per size; the same over the fabric's connection
 # manager (--cm: no TCP, the cm_established counter counts both QPs
-# of each run), and the failures of each (no server). Runs as root in the
-# test VM.
+# of each run), and the failures of each (no server; over the CM also a
+# client killed mid-run). Runs as root in the test VM.
 set -u
 KSFT_SKIP=4
 cd "$(dirname "$0")/.."
@@ -101,6 +101,29 @@ else
 		fail=1
 	else
 		echo "ok: cm_established +14 on $DB"
+	fi
+	# The client killed mid-run: the server, waiting for its end message,
+	# finds the peer gone (keepalive WRITE) and fails, not waits for ever.
+	timeout 60 $PERF write_bw -d "$DB" -p $PORT --cm >"$srv" 2>&1 &
+	spid=$!
+	# (no timeout(1) here: kill must hit xnic-perf itself; -D ends it)
+	$PERF write_bw -d "$DA" -p $PORT -s 65536 -D 20 --cm "$NODE_B" \
+		>"$out" 2>&1 &
+	cpid=$!
+	sleep 3
+	kill -9 $cpid 2>/dev/null
+	wait $cpid 2>/dev/null
+	wait $spid
+	src=$?
+	if ((src == 0 || src == 124)); then
+		echo "not ok: CM server after its client was killed: status $src"
+		cat "$srv"
+		fail=1
+	elif ! grep -q "peer stopped answering" "$srv"; then
+		echo "not ok: no clear message when the CM client died:"; cat "$srv"
+		fail=1
+	else
+		echo "ok: a CM server whose client died fails: $(head -c 120 "$srv")"
 	fi
 	CM=()
 	# No server: refused (after 10 s of retries), with a message.

@@ -23,6 +23,14 @@
 
 #define CONNECT_RETRY_MS	10000
 #define CTL_BUF_LEN		((PERF_CTL_SLOTS + 1) * PERF_CTL_MSG_MAX)
+/*
+ * CM: a reader that waited this long for a message checks that the peer
+ * is still there with a zero-length RDMA WRITE (no effect at the peer);
+ * if it is gone, the WRITE completes in error and the reader exits
+ * instead of waiting for ever (a TCP reader sees EOF).
+ */
+#define CTL_PROBE_NS		1000000000ULL
+#define CTL_PROBE_WR_ID		UINT64_MAX
 
 #define die(...)	xnic_tool_die(1, __VA_ARGS__)
 
@@ -275,10 +283,17 @@ static bool ctl_reap(struct perf_ctl *c)
 	n = xnic_poll_cq(c->cq, e, (int)(sizeof(e) / sizeof(e[0])));
 	check(n, "polling the control CQ");
 	for (i = 0; i < n; i++) {
+		if (e[i].status != XNIC_WC_SUCCESS && e[i].wr_id == CTL_PROBE_WR_ID)
+			die("the peer stopped answering on the control QP: %s",
+			    xnic_wc_status_str(e[i].status));
 		if (e[i].status != XNIC_WC_SUCCESS)
 			die("control %s: %s (status %u)",
 			    xnic_wc_opcode_str(e[i].opcode),
 			    xnic_wc_status_str(e[i].status), e[i].status);
+		if (e[i].wr_id == CTL_PROBE_WR_ID) {
+			c->probing = false;
+			continue;
+		}
 		if (!(e[i].opcode & XNIC_WC_RECV)) {
 			sent = true;
 			continue;
@@ -292,6 +307,17 @@ static bool ctl_reap(struct perf_ctl *c)
 			(unsigned int)e[i].wr_id;
 	}
 	return sent;
+}
+
+/* Post the keepalive WRITE (CTL_PROBE_NS) unless one is under way. */
+static void ctl_probe(struct perf_ctl *c)
+{
+	if (c->probing)
+		return;
+	check(xnic_post_write(c->qp, NULL, 0, 0, 0, CTL_PROBE_WR_ID,
+			      XNIC_WQE_F_SIGNALED),
+	      "probing the peer on the control QP");
+	c->probing = true;
 }
 
 static void ctl_wait(struct perf_ctl *c)
@@ -332,16 +358,23 @@ void perf_ctl_write(struct perf_ctl *c, const void *buf, size_t len,
 void perf_ctl_read(struct perf_ctl *c, void *buf, size_t len,
 		   const char *what)
 {
+	uint64_t probe;
 	unsigned int s;
 
 	if (c->fd >= 0) {
 		sock_read(c->fd, buf, len, what);
 		return;
 	}
+	probe = perf_now_ns() + CTL_PROBE_NS;
 	while (!c->count) {
 		ctl_reap(c);
-		if (!c->count)
-			ctl_wait(c);
+		if (c->count)
+			break;
+		if (perf_now_ns() > probe) {
+			ctl_probe(c);
+			probe = perf_now_ns() + CTL_PROBE_NS;
+		}
+		ctl_wait(c);
 	}
 	s = c->queue[c->head];
 	c->head = (c->head + 1) % PERF_CTL_SLOTS;

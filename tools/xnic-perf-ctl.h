@@ -30,6 +30,7 @@
  * @head: CM: first of them in @queue
  * @count: CM: how many
  * @owed: CM: slots read and not yet given back to the RQ (bit mask)
+ * @probing: CM: a keepalive WRITE is under way (perf_ctl_read())
  */
 struct perf_ctl {
 	int fd;
@@ -42,6 +43,7 @@ struct perf_ctl {
 	unsigned int head;
 	unsigned int count;
 	unsigned int owed;
+	bool probing;
 };
 
 /* TCP: the listening side accepts one connection; the other connects. */
