@@ -30,6 +30,8 @@
 #include "verbs.h"
 #include "transport.h"
 #include "cm.h"
+#include "wire.h"
+#include "credit_logic.h"
 #include "../uapi/xnic-netlink.h"
 
 static_assert(XNIC_NR_TCLASSES == XNIC_NR_CLASSES);
@@ -54,8 +56,9 @@ static struct netlink_range_validation xnic_range_idle_us = {
 	.min = 0, .max = XNIC_MAX_IDLE_US,
 };
 
+/* What a grant can be: xnic_credit_share() */
 static struct netlink_range_validation xnic_range_credit_window = {
-	.min = 1, .max = 0xffff,
+	.min = XNIC_CREDIT_MIN, .max = XNIC_RX_WINDOW,
 };
 
 static struct netlink_range_validation xnic_range_bond_ms = {

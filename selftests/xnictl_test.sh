@@ -308,6 +308,14 @@ check "xnictl get $DA credit_window" xrun 0 "" "$X" get "$DA" credit_window
 check "get KEY prints that key only" test "$(cat "$tmp/out")" = "credit_window: 128"
 check "$DB keeps its own parameters" \
 	bash -c "$X get $DB idle_us | grep -qx 'idle_us: 20'"
+# Numbers are decimal, or hexadecimal after 0x: a leading 0 is not octal.
+check "set $DB class1_weight 010" xrun 0 "" "$X" set "$DB" class1_weight 010
+check "010 is ten" bash -c "$X get $DB class1_weight | grep -qx 'class1_weight: 10'"
+check "set $DB class1_weight 0x1f" xrun 0 "" "$X" set "$DB" class1_weight 0x1f
+check "0x1f is 31" bash -c "$X get $DB class1_weight | grep -qx 'class1_weight: 31'"
+check "set $DB class1_weight 0x: exit 2" xrun 2 "expected a number" \
+	"$X" set "$DB" class1_weight 0x
+check "set $DB class1_weight 1 (back)" xrun 0 "" "$X" set "$DB" class1_weight 1
 
 # node id: changes while no QP exists; peers learn the new one.
 check "xnictl set $DB node_id 42" xrun 0 "" "$X" set "$DB" node_id 42
@@ -378,6 +386,9 @@ check "set idle_us out of range: exit 1, range named" \
 check "set node_id out of range: exit 1" \
 	refused "integer out of range \(node_id 70000: valid range 0\.\.65535\)" \
 	"$X" set "$DA" node_id 70000
+check "set credit_window 4 (below what a grant can be): exit 1" \
+	refused "integer out of range \(credit_window 4: valid range 8\.\.1024\)" \
+	"$X" set "$DA" credit_window 4
 check "set hb_miss 0: exit 1" \
 	refused "integer out of range \(hb_miss 0: valid range 1\.\.255\)" \
 	"$X" set "$DA" hb_miss 0

@@ -8,6 +8,7 @@
  * is printed as "xnictl: <message>") or netlink failed; 2 bad usage (the
  * message names the bad argument).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -68,7 +69,7 @@ static const struct param {
 	{ "idle_us", XNIC_PARAM_A_IDLE_US, "0..10000000" },
 	{ "hb_interval_ms", XNIC_PARAM_A_HB_INTERVAL_MS, "1..10000" },
 	{ "hb_miss", XNIC_PARAM_A_HB_MISS, "1..255" },
-	{ "credit_window", XNIC_PARAM_A_CREDIT_WINDOW, "1..65535" },
+	{ "credit_window", XNIC_PARAM_A_CREDIT_WINDOW, "8..1024" },
 	{ "class0_weight", XNIC_PARAM_A_CLASS0_WEIGHT, "1..255" },
 	{ "class1_weight", XNIC_PARAM_A_CLASS1_WEIGHT, "1..255" },
 	{ "bond_policy", XNIC_PARAM_A_BOND_POLICY,
@@ -862,16 +863,19 @@ static void cmd_get(const char *dev, const char *key)
 		j_arr_end();
 }
 
+/* Decimal, or hexadecimal after 0x (a leading 0 does not mean octal). */
 static uint32_t parse_u32(const char *what, const char *s)
 {
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	unsigned long long v;
 	char *end;
 
 	errno = 0;
-	if (*s < '0' || *s > '9')
+	if (!isxdigit((unsigned char)s[hex ? 2 : 0]) ||
+	    (!hex && (*s < '0' || *s > '9')))
 		usage_error("invalid value '%s' for %s: expected a number",
 			    s, what);
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, hex ? 16 : 10);
 	if (*end)
 		usage_error("invalid value '%s' for %s: expected a number",
 			    s, what);

@@ -335,7 +335,7 @@ enum xnic_peer_attr {
  * @XNIC_PARAM_A_HB_MISS: heartbeats missed before a link is declared down,
  *	1..255 (link bonding)
  * @XNIC_PARAM_A_CREDIT_WINDOW: credits (frames) a receiver grants a flow,
- *	1..65535 (credit-based flow control)
+ *	8..1024, the receive PSN window (credit-based flow control)
  * @XNIC_PARAM_A_CLASS0_WEIGHT: scheduling weight of traffic class 0
  *	(latency-critical), 1..255 (credit-based flow control)
  * @XNIC_PARAM_A_CLASS1_WEIGHT: scheduling weight of traffic class 1
