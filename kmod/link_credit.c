@@ -11,9 +11,12 @@
  * when an update raises a limit (or by its timer, should the wakeup be
  * missed). Nothing is dropped for lack of credit.
  *
- * Receiver: every data-bearing frame the packet handler takes off a link
- * counts for its path; once half a window was processed since the last
- * advertisement an update goes back on the same link. Updates are CREDIT
+ * Receiver: every frame the packet handler takes off a link that took
+ * link credit at its sender (XNIC_WF_LINK) counts for its path; once half
+ * a window was processed since the last advertisement an update goes back
+ * on the same link. A receiver with link credit off grants
+ * XNIC_LCR_MAX_WINDOW, so the setting may differ between nodes, or change
+ * under traffic, without a sender stalling or a count going wrong. Updates are CREDIT
  * frames with XNIC_WF_LINK: psn the limit granted (FCCL), msn the
  * sender's own count of frames sent (FCTBS), offset its path's epoch,
  * msg_len the epoch of the peer's path the grant is for. Each heartbeat
@@ -75,6 +78,15 @@ void xnic_lcr_counters(struct xnic_dev *xdev, u64 *vals)
 static u32 xnic_lcr_window(void)
 {
 	return READ_ONCE(link_credit_window.val);
+}
+
+/*
+ * The window a receiver grants: with link credit off here (0), the most
+ * there is, so that a peer that has it on never waits for our credit.
+ */
+static u32 xnic_lcr_rx_window(void)
+{
+	return xnic_lcr_window() ?: XNIC_LCR_MAX_WINDOW;
 }
 
 static void xnic_lcnt_add(struct xnic_dev *xdev, enum xnic_lcr_counter c,
@@ -194,7 +206,7 @@ static void xnic_lcr_send(struct xnic_dev *xdev, struct xnic_link *link,
 	struct sk_buff *skb;
 
 	spin_lock_bh(&lp->lock);
-	i.psn = xnic_lcr_rx_grant(&lp->rx, xnic_lcr_window());
+	i.psn = xnic_lcr_rx_grant(&lp->rx, xnic_lcr_rx_window());
 	i.msn = lp->tx.sent;
 	i.offset = lp->tx.epoch;
 	i.msg_len = lp->rx.epoch;
@@ -460,9 +472,10 @@ bool xnic_lcr_qp_timer(struct xnic_tp_qp *tp)
  * @skb: the frame (skb->dev: the member netdev)
  * @i: its header, from a node learned on that link
  *
- * A data-bearing frame counts for its path (unless a resync gave it up
- * before it came: xnic_lcr_rx_take()); once half a window was processed
- * since the last advertisement, an update goes back.
+ * A frame that took link credit at its sender (XNIC_WF_LINK) counts for
+ * its path (unless a resync gave it up before it came:
+ * xnic_lcr_rx_take()), whether link credit is on here or not; once half a
+ * window was processed since the last advertisement, an update goes back.
  *
  * Context: softirq (the member link's packet handler).
  */
@@ -473,16 +486,8 @@ void xnic_lcr_rx_count(struct xnic_dev *xdev, struct sk_buff *skb,
 	struct xnic_link *link;
 	bool due, counted;
 
-	switch (i->opcode) {
-	case XNIC_OP_WRITE:
-	case XNIC_OP_SEND:
-	case XNIC_OP_READ_REQ:
-	case XNIC_OP_READ_RESP:
-		break;
-	default:
-		return;
-	}
-	if (!xnic_lcr_window())
+	/* The sender says which frames took link credit, not our window. */
+	if (!(i->flags & XNIC_WF_LINK))
 		return;
 	rcu_read_lock();
 	lp = xnic_lcr_rx_path(xdev, skb, i->src_node, &link);
@@ -490,7 +495,7 @@ void xnic_lcr_rx_count(struct xnic_dev *xdev, struct sk_buff *skb,
 		goto out;
 	spin_lock_bh(&lp->lock);
 	counted = xnic_lcr_rx_take(&lp->rx, i->credits);
-	due = lp->rx.epoch && xnic_lcr_rx_due(&lp->rx, xnic_lcr_window());
+	due = lp->rx.epoch && xnic_lcr_rx_due(&lp->rx, xnic_lcr_rx_window());
 	spin_unlock_bh(&lp->lock);
 	if (!counted)
 		xnic_lcnt_add(xdev, XNIC_LCNT_LATE, 1);
@@ -519,7 +524,7 @@ void xnic_lcr_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 {
 	struct xnic_lcr_path *lp;
 	struct xnic_link *link;
-	u32 lost, inc, w = xnic_lcr_window();
+	u32 lost, inc, w = xnic_lcr_rx_window();
 	bool reply;
 
 	rcu_read_lock();
@@ -532,7 +537,7 @@ void xnic_lcr_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 	lost = xnic_lcr_rx_sync(&lp->rx, i->offset, i->msn,
 				local_clock() ?: 1);
 	inc = xnic_lcr_tx_update(&lp->tx, i->msg_len, i->psn);
-	reply = w && (reply || lost || xnic_lcr_rx_due(&lp->rx, w));
+	reply = reply || lost || xnic_lcr_rx_due(&lp->rx, w);
 	spin_unlock_bh(&lp->lock);
 	xnic_lcnt_add(xdev, XNIC_LCNT_UPD_RCVD, 1);
 	if (lost)
@@ -560,21 +565,22 @@ void xnic_lcr_tick(struct xnic_bond_link *bl)
 	struct xnic_dev *xdev = bl->xdev;
 	struct xnic_peers *p = READ_ONCE(xdev->peers);
 	struct xnic_lcr_path *lp;
-	u32 w = xnic_lcr_window();
+	u32 w = xnic_lcr_window(), rw = xnic_lcr_rx_window();
 	unsigned long node;
 	struct xnic_peer *peer;
 	bool due;
 	int k;
 
-	if (!w || !p || !xnic_link_is_up(link))
+	if (!p || !xnic_link_is_up(link))
 		return;
 	rcu_read_lock();
 	xa_for_each(&bl->lcr, node, lp) {
 		spin_lock_bh(&lp->lock);
-		due = lp->synced != lp->tx.sent ||
-		      xnic_lcr_tx_avail(&lp->tx) < w ||
-		      lp->rx.adv != lp->rx.rcvd + w ||
-		      ++lp->idle_ticks >= XNIC_LCR_IDLE_TICKS;
+		/* As a sender only with link credit on; always as a receiver. */
+		due = lp->rx.adv != lp->rx.rcvd + rw ||
+		      (w && (lp->synced != lp->tx.sent ||
+			     xnic_lcr_tx_avail(&lp->tx) < w ||
+			     ++lp->idle_ticks >= XNIC_LCR_IDLE_TICKS));
 		spin_unlock_bh(&lp->lock);
 		peer = due ? xa_load(&p->table, node) : NULL;
 		for (k = 0; peer && k < XNIC_MAX_LINKS; k++) {

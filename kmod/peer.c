@@ -249,9 +249,12 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 	if (!l)
 		goto out;
 	if (seal) {
-		if (need)
-			((struct xnic_wire_hdr *)skb->data)->credits =
-				cpu_to_be16(seq);
+		struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)skb->data;
+
+		if (need) {
+			h->flags |= cpu_to_be16(XNIC_WF_LINK);
+			h->credits = cpu_to_be16(seq);
+		}
 		xnic_frame_seal(skb);
 	}
 	err = xnic_link_xmit(xdev, l->ndev, peer->path[k].mac, skb);

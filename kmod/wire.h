@@ -91,7 +91,12 @@ enum xnic_wire_op {
 #define XNIC_WF_RETX		0x0008	/* WRITE, SEND, READ_REQ: resent */
 #define XNIC_WF_REPLY		0x0010	/* HELLO, HEARTBEAT: an answer */
 #define XNIC_WF_CREDIT_REQ	0x0020	/* CREDIT: a request; answer it */
-#define XNIC_WF_LINK		0x0040	/* CREDIT: link credit (per path) */
+/*
+ * CREDIT: a link credit sync and update (per path); WRITE, SEND,
+ * READ_REQ, READ_RESP: the frame took link credit, @credits is its
+ * sequence on the path (link_credit.c)
+ */
+#define XNIC_WF_LINK		0x0040
 
 /**
  * enum xnic_wire_nak - NAK syndromes (struct xnic_wire_ack.syndrome)
@@ -359,9 +364,11 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 	case XNIC_OP_WRITE:
 	case XNIC_OP_SEND:
 		return XNIC_WF_IMM | XNIC_WF_SOLICITED | XNIC_WF_ACKREQ |
-		       XNIC_WF_RETX;
+		       XNIC_WF_RETX | XNIC_WF_LINK;
 	case XNIC_OP_READ_REQ:
-		return XNIC_WF_ACKREQ | XNIC_WF_RETX;
+		return XNIC_WF_ACKREQ | XNIC_WF_RETX | XNIC_WF_LINK;
+	case XNIC_OP_READ_RESP:
+		return XNIC_WF_LINK;
 	case XNIC_OP_HELLO:
 	case XNIC_OP_HEARTBEAT:
 		return XNIC_WF_REPLY;

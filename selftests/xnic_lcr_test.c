@@ -23,6 +23,9 @@
  *                 and comes back: it completes byte-exact, and once the
  *                 link is back and quiet no credit is stranded (every
  *                 path has its whole window again);
+ *  window_flip    link_credit_window switched on and off under traffic
+ *                 both ways: the receivers count exactly the frames that
+ *                 took link credit;
  *  drr_bytes      byte deficit round robin: flows of 4 KiB and of 64 KiB
  *                 WRITEs in one class get equal bytes (Jain >= 0.9).
  *
@@ -314,6 +317,67 @@ TEST_F_TIMEOUT(lc, link_failover, 600)
 		       l, ps.granted, ps.consumed, ps.held, pr.rcvd, pr.lost);
 		EXPECT_LT(0, ps.consumed);
 		EXPECT_EQ(ps.granted, ps.consumed + ps.held);
+	}
+}
+
+/*
+ * link_credit_window switched between 8 and 0 every 100 ms for 3 s while
+ * WRITEs flow both ways over both links: every byte placed, and once
+ * quiet the receiver counted exactly the frames that took link credit
+ * (they say so: flag LINK), none more and none less, and no path's
+ * accounts are off.
+ */
+TEST_F_TIMEOUT(lc, window_flip, 600)
+{
+	struct xt_mesh *e = &self->env;
+	struct xt_flow *f = self->flow;
+	struct lc_path ps = { 0 }, pr = { 0 };
+	char ifs[32], ifr[32];
+	long long start, flip;
+	int k, l, on = 1;
+
+	ASSERT_EQ(0, xt_flow_create(e, &f[0], 1, 0, 65536, 16,
+				    XNIC_TCLASS_BULK));
+	ASSERT_EQ(0, xt_flow_create(e, &f[1], 0, 1, 65536, 16,
+				    XNIC_TCLASS_BULK));
+	start = xt_now_ms();
+	flip = start;
+	while (xt_now_ms() - start < 3000) {
+		for (k = 0; k < 2; k++)
+			ASSERT_EQ(0, xt_flow_pump(&f[k], false, true));
+		if (xt_now_ms() - flip >= 100) {
+			on = !on;
+			ASSERT_EQ(0, xt_write_file(LCR_PARAM, on ? "8" : "0"));
+			flip = xt_now_ms();
+		}
+	}
+	ASSERT_EQ(0, xt_write_file(LCR_PARAM, "8"));
+	ASSERT_EQ(0, xt_flow_run(f, 2, 0, 500));
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(-1, xt_flow_verify(&f[k]));
+		xt_flow_destroy(&f[k]);
+	}
+	for (k = 0; k < 2; k++) {
+		for (l = 0; l < e->cfg->nlink; l++) {
+			long long end = xt_now_ms() + 10000;
+
+			xt_mesh_ifname(e, k, !k, l, ifs, sizeof(ifs));
+			xt_mesh_ifname(e, !k, k, l, ifr, sizeof(ifr));
+			do {
+				xt_sleep_ms(100);
+				ASSERT_EQ(0, lc_path(e, k, ifs,
+						     e->dev[!k].node_id, &ps));
+				ASSERT_EQ(0, lc_path(e, !k, ifr,
+						     e->dev[k].node_id, &pr));
+			} while (ps.sent != pr.rcvd && xt_now_ms() < end);
+			TH_LOG("%d -> %d link %d: sent %llu held %llu, receiver rcvd %llu lost %llu late %llu",
+			       k, !k, l, ps.sent, ps.held, pr.rcvd, pr.lost,
+			       pr.late);
+			EXPECT_LT(0, ps.sent);
+			EXPECT_EQ(ps.sent, pr.rcvd);
+			EXPECT_EQ(0, pr.lost);
+			EXPECT_EQ(ps.granted, ps.consumed + ps.held);
+		}
 	}
 }
 

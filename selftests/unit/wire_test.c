@@ -186,6 +186,11 @@ TEST(check_ranges)
 	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&j, FLEN(j), 1));
 	j.flags = XNIC_WF_IMM;
 	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS, xnic_wire_check(&j, FLEN(j), 1));
+	/* data-bearing frames may say they took link credit */
+	j.flags = XNIC_WF_LINK;
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&j, FLEN(j), 1));
+	j = i; j.flags = XNIC_WF_LINK | XNIC_WF_ACKREQ;
+	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&j, FLEN(j), 1));
 }
 
 TEST(check_control_frames)
@@ -207,6 +212,8 @@ TEST(check_control_frames)
 	j.opcode = XNIC_OP_NAK;
 	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&j, FLEN(j), 1));
 	j.flags = XNIC_WF_ACKREQ;
+	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS, xnic_wire_check(&j, FLEN(j), 1));
+	j.flags = XNIC_WF_LINK;
 	EXPECT_EQ(XNIC_WIRE_BAD_FLAGS, xnic_wire_check(&j, FLEN(j), 1));
 	j.flags = 0; j.payload_len = 0;
 	EXPECT_EQ(XNIC_WIRE_BAD_LEN, xnic_wire_check(&j, FLEN(j), 1));
