@@ -16,12 +16,12 @@
  * a window was processed since the last advertisement an update goes back
  * on the same link. A receiver with link credit off grants
  * XNIC_LCR_MAX_WINDOW, so the setting may differ between nodes, or change
- * under traffic, without a sender stalling or a count going wrong. Updates are CREDIT
- * frames with XNIC_WF_LINK: psn the limit granted (FCCL), msn the
- * sender's own count of frames sent (FCTBS), offset its path's epoch,
- * msg_len the epoch of the peer's path the grant is for. Each heartbeat
- * tick also sends one on every path that is not idle: the sync that lets
- * the receiver give up lost frames (xnic_lcr_rx_sync()).
+ * under traffic, without a sender stalling or a count going wrong.
+ * Updates are CREDIT frames with XNIC_WF_LINK: psn the limit granted
+ * (FCCL), msn the sender's own count of frames sent (FCTBS), offset its
+ * path's epoch, msg_len the epoch of the peer's path the grant is for.
+ * Each heartbeat tick also sends one on every path that is not idle: the
+ * sync that lets the receiver give up lost frames (xnic_lcr_rx_sync()).
  */
 #include <linux/module.h>
 #include <linux/random.h>
