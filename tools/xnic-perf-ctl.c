@@ -283,17 +283,17 @@ static bool ctl_reap(struct perf_ctl *c)
 	n = xnic_poll_cq(c->cq, e, (int)(sizeof(e) / sizeof(e[0])));
 	check(n, "polling the control CQ");
 	for (i = 0; i < n; i++) {
-		if (e[i].status != XNIC_WC_SUCCESS && e[i].wr_id == CTL_PROBE_WR_ID)
-			die("the peer stopped answering on the control QP: %s",
-			    xnic_wc_status_str(e[i].status));
+		if (e[i].wr_id == CTL_PROBE_WR_ID) {
+			if (e[i].status != XNIC_WC_SUCCESS)
+				die("the peer stopped answering on the control QP: %s",
+				    xnic_wc_status_str(e[i].status));
+			c->probing = false;
+			continue;
+		}
 		if (e[i].status != XNIC_WC_SUCCESS)
 			die("control %s: %s (status %u)",
 			    xnic_wc_opcode_str(e[i].opcode),
 			    xnic_wc_status_str(e[i].status), e[i].status);
-		if (e[i].wr_id == CTL_PROBE_WR_ID) {
-			c->probing = false;
-			continue;
-		}
 		if (!(e[i].opcode & XNIC_WC_RECV)) {
 			sent = true;
 			continue;

@@ -867,12 +867,12 @@ static void cmd_get(const char *dev, const char *key)
 static uint32_t parse_u32(const char *what, const char *s)
 {
 	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	int first = (unsigned char)s[hex ? 2 : 0];
 	unsigned long long v;
 	char *end;
 
 	errno = 0;
-	if (!isxdigit((unsigned char)s[hex ? 2 : 0]) ||
-	    (!hex && (*s < '0' || *s > '9')))
+	if (hex ? !isxdigit(first) : !isdigit(first))
 		usage_error("invalid value '%s' for %s: expected a number",
 			    s, what);
 	v = strtoull(s, &end, hex ? 16 : 10);
