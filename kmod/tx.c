@@ -383,7 +383,6 @@ int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 	if (retx) {
 		i.flags |= XNIC_WF_RETX | XNIC_WF_ACKREQ;
 		s->retx = true;
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
 	}
 	s->sent = local_clock();
 	if (i.opcode == XNIC_OP_READ_REQ) {
@@ -411,6 +410,9 @@ int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		xnic_tx_resend_from(tx, psn, XNIC_RETX_OLD);
 		return 0;
 	}
+	/* Counted once it left: a try without link credit is not one. */
+	if (retx)
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
 	s->link = tx->last_link;
 	return 0;
 
