@@ -386,6 +386,9 @@ int xnic_cm_nl_event(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	    (nla_put_u32(msg, XNIC_CM_A_QPN, ev->qpn) ||
 	     nla_put_u32(msg, XNIC_CM_A_PSN, ev->psn)))
 		goto err;
+	if (ev->event == XNIC_CM_EVENT_DISCONNECTED &&
+	    nla_put_u32(msg, XNIC_CM_A_QPN, ev->qpn))
+		goto err;
 	if (ev->event == XNIC_CM_EVENT_REJ &&
 	    nla_put_u8(msg, XNIC_CM_A_REASON, ev->reason))
 		goto err;

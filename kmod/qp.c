@@ -24,6 +24,7 @@
 #include "xnic.h"
 #include "verbs.h"
 #include "engine.h"
+#include "cm.h"
 
 #define XNIC_QPN_MIN		16
 #define XNIC_QPN_MAX		((1U << 24) - 1)
@@ -189,6 +190,8 @@ static void xnic_qp_teardown(struct xnic_qp *qp)
 		xa_erase_bh(&qp->uctx->qps, qp->db_index);
 	if (qp->ibqp.qp_num)
 		xa_erase_bh(&xdev->qps, qp->ibqp.qp_num);
+	/* Out of the table: no CM connection can be tied to it any more. */
+	xnic_cm_qp_disconnect(qp);
 
 	xnic_engine_detach_qp(xdev, qp);
 	xnic_qp_put(qp);
@@ -357,6 +360,9 @@ err_teardown:
  *
  * Returns once neither the engine nor the transport references the QP;
  * ib_core frees it right after. WQEs still outstanding get no completion.
+ * The peer of a CM connection tied to the QP gets a DREQ
+ * (xnic_cm_qp_disconnect()); this also happens when a process dies, as
+ * closing its uverbs file destroys its QPs.
  *
  * Context: process context, may sleep.
  * Return: 0.
@@ -486,7 +492,8 @@ static void xnic_qp_apply_attr(struct xnic_qp *qp, const struct ib_qp_attr *attr
  * stands for "all the link carries"); RTS records sq_psn.
  * ERR has the engine flush the WQEs (no IB_EVENT_QP_FATAL: the user asked
  * for it). RESET waits until the engine has zeroed the rings' indices and
- * renewed the transport state.
+ * renewed the transport state. ERR and RESET both disconnect the CM
+ * connection tied to the QP, if any (a DREQ to the peer).
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a transition or attribute IBTA forbids, a bad
@@ -531,11 +538,14 @@ int xnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (new == IB_QPS_ERR) {
 		spin_unlock_bh(&qp->state_lock);
+		/* A CM connection's peer is told (DREQ). */
+		xnic_cm_qp_disconnect(qp);
 		xnic_qp_set_error(qp, false);
 	} else if (new == IB_QPS_RESET) {
 		/* The engine reads the state with smp_load_acquire(). */
 		smp_store_release(&qp->state, IB_QPS_RESET);
 		spin_unlock_bh(&qp->state_lock);
+		xnic_cm_qp_disconnect(qp);
 		if (cur != IB_QPS_RESET)
 			xnic_engine_reset_qp(qp->xdev, qp);
 	} else {

@@ -176,6 +176,9 @@ struct xnic_cq {
  *	for the pending list, engine thread only for the active list)
  * @tp: transport state, owned by the engine thread (transport.h)
  * @tclass: traffic class, XNIC_TCLASS_* (set at creation, credit.c)
+ * @cm_id: communication id of the CM connection this QP is bound to
+ *	(0: none); guarded by the device's CM lock (cm.c): the CM sends a
+ *	DREQ when the QP is destroyed, reset or moved to the error state
  */
 struct xnic_qp {
 	struct ib_qp ibqp;
@@ -210,6 +213,7 @@ struct xnic_qp {
 	struct list_head engine_node;
 	struct xnic_qp_tp tp;
 	u8 tclass;
+	u32 cm_id;
 };
 
 static inline struct xnic_ucontext *to_xuctx(struct ib_ucontext *ibuc)

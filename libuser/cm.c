@@ -351,6 +351,12 @@ static bool xnic_cm_match_id(const struct xnic_cm_ev *ev, uint32_t id)
 	return ev->event != XNIC_CM_EVENT_REQ && ev->id == id;
 }
 
+static bool xnic_cm_match_disc(const struct xnic_cm_ev *ev, uint32_t arg)
+{
+	(void)arg;
+	return ev->event == XNIC_CM_EVENT_DISCONNECTED;
+}
+
 static uint32_t xnic_cm_psn(void)
 {
 	uint32_t psn;
@@ -482,12 +488,41 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
 	case XNIC_CM_EVENT_REJ:
 		err = -ECONNREFUSED;
 		break;
+	case XNIC_CM_EVENT_DISCONNECTED:
+		err = -ECONNRESET;
+		break;
 	default:
 		err = -ETIMEDOUT;
 		break;
 	}
 	free(ev);
 	return err;
+}
+
+int xnic_cm_get_disconnect(struct xnic_cm_listener *l,
+			   struct xnic_cm_disconnect *d, int timeout_ms)
+{
+	struct xnic_cm_ev *ev;
+	int err;
+
+	err = xnic_cm_wait(&l->s, xnic_cm_match_disc, 0, timeout_ms, &ev);
+	if (err)
+		return err;
+	memset(d, 0, sizeof(*d));
+	d->id = ev->id;
+	d->remote_node = ev->node;
+	d->service_id = ev->service_id;
+	d->remote_qpn = ev->qpn;
+	free(ev);
+	return 0;
+}
+
+int xnic_cm_disconnect(struct xnic_qp *qp)
+{
+	if (qp->state == XNIC_QPS_RESET)
+		return -EINVAL;
+	/* The kernel sends the DREQ when a CM-connected QP goes to error. */
+	return xnic_modify_qp_err(qp);
 }
 
 int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len)

@@ -510,7 +510,8 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
  * xnic_modify_qp_err() - move a QP to the error state
  * @qp: QP
  *
- * Outstanding WQEs complete with XNIC_WC_WR_FLUSH_ERR.
+ * Outstanding WQEs complete with XNIC_WC_WR_FLUSH_ERR. A QP the CM
+ * connected is disconnected: the peer is told (see xnic_cm_disconnect()).
  * Return: 0 or -errno of the command.
  */
 int xnic_modify_qp_err(struct xnic_qp *qp);
@@ -543,6 +544,15 @@ int xnic_qp_wakeup(struct xnic_qp *qp);
  * and each connect uses a netlink socket of its own: a listener belongs
  * to the process that holds it and goes away when it is closed or the
  * process exits. Errors are negative errnos (xnic_strerror()).
+ *
+ * Disconnecting (IBTA's DREQ/DREP): destroying a QP the CM connected,
+ * moving it to the error state or to RESET (xnic_cm_disconnect()), or the
+ * death of the process that holds it, sends a DREQ to the peer's kernel,
+ * which answers DREP and moves the peer's QP to the error state: its
+ * outstanding work requests complete with XNIC_WC_WR_FLUSH_ERR, the
+ * context gets an XNIC_EVENT_QP_FATAL asynchronous event for it, and a
+ * listener that accepted the connection gets a disconnect event
+ * (xnic_cm_get_disconnect()).
  */
 
 #define XNIC_CM_PRIVATE_MAX	64
@@ -647,7 +657,8 @@ int xnic_cm_get_request(struct xnic_cm_listener *l, struct xnic_cm_req *req,
  *
  * Return: 0 once the peer's RTU arrived (both QPs are connected);
  * -EINVAL (@len, @qp not in RESET); -ENOENT: the request expired or was
- * answered; -ECONNREFUSED: the peer gave up (REJ); -ETIMEDOUT: no RTU;
+ * answered; -ECONNREFUSED: the peer gave up (REJ); -ECONNRESET: the peer
+ * disconnected before its RTU arrived; -ETIMEDOUT: no RTU;
  * -errno of the QP transitions or of netlink. On failure @qp is left in
  * the state it reached: move it to error or destroy it.
  */
@@ -686,6 +697,50 @@ int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
 int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 		    uint64_t service_id, const void *priv, size_t len,
 		    int timeout_ms, struct xnic_cm_reply *reply);
+
+/**
+ * xnic_cm_disconnect() - disconnect a QP the CM connected (rdma_disconnect)
+ * @qp: a QP connected by xnic_cm_connect() or xnic_cm_accept()
+ *
+ * Moves @qp to the error state (its outstanding work requests complete
+ * with XNIC_WC_WR_FLUSH_ERR) and has the kernel send a DREQ to the peer,
+ * resent until its DREP comes (at the connection's REQ interval and
+ * resend count). The peer's QP goes to the error state too, see above.
+ * Does not wait for the DREP. Destroying the QP, or the process's death,
+ * disconnects as well.
+ * Return: 0; -EINVAL when @qp is in RESET (nothing to disconnect); -errno
+ * of the command.
+ */
+int xnic_cm_disconnect(struct xnic_qp *qp);
+
+/**
+ * struct xnic_cm_disconnect - a connection the peer ended (DREQ)
+ * @id: the connection's communication id, as in its struct xnic_cm_req
+ * @remote_node: the peer's node
+ * @service_id: the service id
+ * @remote_qpn: the peer's QP (struct xnic_cm_req.remote_qpn)
+ */
+struct xnic_cm_disconnect {
+	uint32_t id;
+	uint32_t remote_node;
+	uint64_t service_id;
+	uint32_t remote_qpn;
+};
+
+/**
+ * xnic_cm_get_disconnect() - wait for a connection of a listener to end
+ * @l: the listener that accepted the connection
+ * @d: filled with the connection
+ * @timeout_ms: how long to wait; 0: do not wait; negative: for ever
+ *
+ * The peer destroyed or disconnected its QP, or its process died: the QP
+ * that accepted is already in the error state or about to be (its
+ * flushed completions follow). Events are queued on the listener until
+ * taken; xnic_cm_listener_fd() polls readable for them too.
+ * Return: 0; -ETIMEDOUT when none came in time; -errno of netlink.
+ */
+int xnic_cm_get_disconnect(struct xnic_cm_listener *l,
+			   struct xnic_cm_disconnect *d, int timeout_ms);
 
 /* ============================= datapath ============================ */
 /*

@@ -17,7 +17,11 @@
  *    flood of 3000 REQs at a listener that does not read stays bounded;
  *  - hostile netlink requests: missing or oversized attributes, unknown
  *    device, a service id in use (EADDRINUSE), another socket's request
- *    (ENOENT); an unprivileged process may listen.
+ *    (ENOENT); an unprivileged process may listen;
+ *  - disconnect (DREQ/DREP): destroying a QP, xnic_cm_disconnect(), or
+ *    SIGKILL of the process holding it flushes the peer's posted RECV and
+ *    reports the disconnect within 1 s; a forged DREQ is ignored and
+ *    counted.
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
  */
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -713,6 +718,267 @@ TEST_F_TIMEOUT(cm, req_flood, 300)
 	qp_free(&c);
 	qp_free(&s.p);
 	xt_buf_free(&s.buf);
+}
+
+/* --------------------------- disconnect ---------------------------- */
+
+/* How soon the peer must learn of a disconnect (Documentation/cm.rst). */
+#define DISC_MS		1000
+/*
+ * Connect timeout of the disconnect tests: 4 tries of 250 ms, so the
+ * records' linger (250 ms * 5) is over before the disconnect and the
+ * CONNECTED state is what is tested.
+ */
+#define DISC_CONNECT_MS	1000
+
+/* Post one RECV of @b's first 4 KiB on @qp. */
+static int post_one_recv(struct xnic_qp *qp, struct xt_buf *b, uint64_t id)
+{
+	struct xnic_sge sg = {
+		.addr = (uintptr_t)b->p,
+		.length = 4096,
+		.lkey = b->mr->lkey,
+	};
+
+	return xnic_post_recv(qp, &sg, 1, id);
+}
+
+/*
+ * After the peer's QP went at @t0: @p's posted RECV @id completes with a
+ * flush error and, with @l, the listener reports the disconnect of @id;
+ * without, @ctx gets QP_FATAL for @p's QP. Return: ms since @t0, or -1.
+ */
+static long long wait_disconnected(struct __test_metadata *_metadata,
+				   struct qp_pair *p, uint64_t id,
+				   struct xnic_cm_listener *l, uint32_t cm_id,
+				   struct xnic_ctx *ctx, long long t0)
+{
+	struct xnic_cm_disconnect d;
+	struct xnic_cqe cqe;
+	long long dt;
+	int err;
+
+	err = xt_reap_one(p->cq, &cqe, DISC_MS);
+	EXPECT_EQ(0, err) TH_LOG("no flushed RECV within %d ms", DISC_MS);
+	if (err)
+		return -1;
+	EXPECT_EQ(XNIC_WC_WR_FLUSH_ERR, cqe.status)
+		TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(id, cqe.wr_id);
+	if (l) {
+		err = xnic_cm_get_disconnect(l, &d, DISC_MS);
+		EXPECT_EQ(0, err) TH_LOG("no disconnect event: %s",
+					 xnic_strerror(err));
+		if (!err)
+			EXPECT_EQ(cm_id, d.id);
+	} else {
+		err = xt_wait_async(ctx, XNIC_EVENT_QP_FATAL, p->qp, NULL,
+				    DISC_MS);
+		EXPECT_EQ(0, err) TH_LOG("no QP_FATAL event");
+	}
+	dt = xt_now_ms() - t0;
+	EXPECT_GE(DISC_MS, dt);
+	return err ? -1 : dt;
+}
+
+/* Connect @c on @dc to a server on @ds; the server's QP is s->p. */
+static int disc_connect(struct server *s, struct xt_dev *dc,
+			struct qp_pair *c, uint32_t node)
+{
+	pthread_t t;
+	int err;
+
+	s->n = 1;
+	if (pthread_create(&t, NULL, server_main, s))
+		return -EAGAIN;
+	err = qp_new(dc, c);
+	if (!err)
+		err = xnic_cm_connect(dc->ctx, c->qp, node, SID, NULL, 0,
+				      DISC_CONNECT_MS, NULL);
+	pthread_join(t, NULL);
+	return err ? err : s->err;
+}
+
+TEST_F_TIMEOUT(cm, disconnect_on_destroy, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf rb0 = { 0 }, rb1 = { 0 };
+	struct qp_pair c = { 0 };
+	uint64_t dreq, drep;
+	long long t0, dt;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &rb0, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb1, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	dreq = cm_counter(d0->name, "cm_dreq_sent");
+	drep = cm_counter(d1->name, "cm_drep_sent");
+
+	/* The connecting side destroys its QP: the listener hears of it. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	xt_sleep_ms(2 * DISC_CONNECT_MS);	/* past the linger */
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb1, 11));
+	t0 = xt_now_ms();
+	xnic_destroy_qp(c.qp);
+	c.qp = NULL;
+	dt = wait_disconnected(_metadata, &s.p, 11, s.l, s.req.id, NULL, t0);
+	TH_LOG("active QP destroyed: passive flushed and told in %lld ms",
+	       dt);
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_dreq_sent", dreq, 1));
+	EXPECT_TRUE(counter_reaches(d1->name, "cm_drep_sent", drep, 1));
+	qp_free(&c);
+	qp_free(&s.p);
+
+	/* The accepting side destroys its QP: QP_FATAL on the other. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	xt_sleep_ms(2 * DISC_CONNECT_MS);
+	ASSERT_EQ(0, post_one_recv(c.qp, &rb0, 12));
+	t0 = xt_now_ms();
+	xnic_destroy_qp(s.p.qp);
+	s.p.qp = NULL;
+	dt = wait_disconnected(_metadata, &c, 12, NULL, 0, d0->ctx, t0);
+	TH_LOG("passive QP destroyed: active flushed and told in %lld ms",
+	       dt);
+	qp_free(&c);
+	qp_free(&s.p);
+
+	/* xnic_cm_disconnect(), within the linger: both sides flush. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb1, 13));
+	ASSERT_EQ(0, post_one_recv(c.qp, &rb0, 14));
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, xnic_cm_disconnect(c.qp));
+	dt = wait_disconnected(_metadata, &s.p, 13, s.l, s.req.id, NULL, t0);
+	TH_LOG("xnic_cm_disconnect(): peer flushed and told in %lld ms", dt);
+	{
+		struct xnic_cqe cqe;
+
+		ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, DISC_MS));
+		EXPECT_EQ(XNIC_WC_WR_FLUSH_ERR, cqe.status);
+		EXPECT_EQ(14U, cqe.wr_id);
+	}
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&rb0);
+	xt_buf_free(&rb1);
+}
+
+/* Child: connect a QP of its own context to @node, say so, wait to die. */
+static void connector_child(const char *dev, uint32_t node, int fd)
+{
+	struct xt_dev me = { 0 };
+	struct qp_pair c = { 0 };
+	char b = 'C';
+
+	snprintf(me.name, sizeof(me.name), "%s", dev);
+	if (xnic_open(me.name, &me.ctx) || xnic_alloc_pd(me.ctx, &me.pd) ||
+	    qp_new(&me, &c))
+		_exit(1);
+	if (xnic_cm_connect(me.ctx, c.qp, node, SID, NULL, 0,
+			    DISC_CONNECT_MS, NULL))
+		_exit(2);
+	if (write(fd, &b, 1) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+TEST_F_TIMEOUT(cm, disconnect_on_process_death, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1, .n = 1 };
+	struct xt_buf rb = { 0 };
+	long long t0, dt;
+	int fds[2], status;
+	pthread_t t;
+	pid_t pid;
+	char b;
+
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pipe(fds));
+	/* Fork before any thread: the child only uses libxnic. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		connector_child(d0->name, d1->node_id, fds[1]);
+	close(fds[1]);
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+	ASSERT_EQ(1, read(fds[0], &b, 1));
+	close(fds[0]);
+	xt_sleep_ms(2 * DISC_CONNECT_MS);	/* past the linger */
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 21));
+
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	dt = wait_disconnected(_metadata, &s.p, 21, s.l, s.req.id, NULL, t0);
+	TH_LOG("connecting process killed: peer flushed and told in %lld ms",
+	       dt);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	xnic_cm_unlisten(s.l);
+	qp_free(&s.p);
+	xt_buf_free(&rb);
+}
+
+TEST_F_TIMEOUT(cm, disconnect_forged_dreq, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d0 };
+	struct xnic_cm_info ci = { .type = XNIC_CM_DREQ };
+	struct xt_buf rb = { 0 }, sb = { 0 };
+	struct xnic_cm_disconnect d;
+	struct qp_pair c = { 0 };
+	struct injector inj;
+	struct xnic_sge sg;
+	struct xnic_cqe cqe;
+	uint64_t unknown, dreq;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, injector_open(&inj, &self->env));
+	/* Node 2 connects to node 1: node 1's id of it is s.req.id. */
+	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d1, &c, d0->node_id));
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 31));
+	unknown = cm_counter(d0->name, "cm_unknown_id");
+	dreq = cm_counter(d0->name, "cm_dreq_rcvd");
+
+	/* An id node 1 never gave out. */
+	ci.local_id = 0x7777;
+	ci.remote_id = s.req.id + 1000;
+	ci.qpn = c.qp->qpn;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	/* The right id, but not the peer's: its id and QP are guesses. */
+	ci.remote_id = s.req.id;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	ci.qpn = c.qp->qpn ^ 1;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_dreq_rcvd", dreq, 3));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_unknown_id", unknown, 3));
+
+	/* Nothing happened to the connection: no event, SEND works. */
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_disconnect(s.l, &d, 300));
+	xt_fill(sb.p, 4096, 3);
+	sg.addr = (uintptr_t)sb.p;
+	sg.length = 4096;
+	sg.lkey = sb.mr->lkey;
+	ASSERT_EQ(0, xnic_post_send(c.qp, &sg, 1, 32, XNIC_WQE_F_SIGNALED));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	ASSERT_EQ(0, xt_reap_one(s.p.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(-1, xt_check_pattern(rb.p, 4096, 3));
+
+	close(inj.sock);
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&rb);
+	xt_buf_free(&sb);
 }
 
 /* ------------------------- hostile netlink ------------------------- */
