@@ -290,6 +290,16 @@ static bool ctl_reap(struct perf_ctl *c)
 			c->probing = false;
 			continue;
 		}
+		/*
+		 * The peer's QP went (destroyed, its process exited: the CM's
+		 * DREQ): ours is in error and flushes its receives. Only
+		 * fatal when a message is still expected (perf_ctl_read()).
+		 */
+		if ((e[i].opcode & XNIC_WC_RECV) &&
+		    e[i].status == XNIC_WC_WR_FLUSH_ERR) {
+			c->gone = true;
+			continue;
+		}
 		if (e[i].status != XNIC_WC_SUCCESS)
 			die("control %s: %s (status %u)",
 			    xnic_wc_opcode_str(e[i].opcode),
@@ -370,6 +380,9 @@ void perf_ctl_read(struct perf_ctl *c, void *buf, size_t len,
 		ctl_reap(c);
 		if (c->count)
 			break;
+		if (c->gone)
+			die("the peer stopped answering on the control QP: it disconnected (receiving %s)",
+			    what);
 		if (perf_now_ns() > probe) {
 			ctl_probe(c);
 			probe = perf_now_ns() + CTL_PROBE_NS;
