@@ -718,7 +718,7 @@ void xnic_cm_rx(struct xnic_dev *xdev, const struct xnic_wire_info *i,
 	}
 	spin_unlock_bh(&cm->lock);
 	if (qp) {
-		xnic_qp_to_error(qp);
+		xnic_qp_to_error(qp, XNIC_QP_ERR_DISCONNECTED);
 		xnic_qp_put(qp);
 	}
 }

@@ -84,7 +84,7 @@ static void xnic_ring_set_flags(struct xnic_ring *ring, u32 flags)
 	WRITE_ONCE(ring->hdr->flags, READ_ONCE(ring->hdr->flags) | flags);
 }
 
-static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
+static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal, u32 reason)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -99,6 +99,9 @@ static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
 	}
 	/* Readers that see ERR also see everything written before. */
 	smp_store_release(&qp->state, IB_QPS_ERR);
+	WRITE_ONCE(qp->sq.hdr->err_reason, reason);
+	/* Userspace reads the reason after an acquire load of the flag. */
+	smp_wmb();
 	xnic_ring_set_flags(&qp->sq, XNIC_RING_F_ERROR);
 	xnic_ring_set_flags(&qp->rq, XNIC_RING_F_ERROR);
 	spin_unlock_bh(&qp->state_lock);
@@ -112,17 +115,18 @@ static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
 /**
  * xnic_qp_to_error() - move a QP to the error state on a fatal error
  * @qp: the QP, referenced by the caller
+ * @reason: enum xnic_qp_err_reason, for the SQ ring header
  *
  * For errors the engine or transport detects: sets IB_QPS_ERR and
  * XNIC_RING_F_ERROR in both ring headers, raises IB_EVENT_QP_FATAL, and
  * has the engine call xnic_tp_qp_flush() in its thread. Nothing happens
- * when the QP is already in the error state.
+ * when the QP is already in the error state (the first reason stays).
  *
  * Context: process context (the engine thread) or softirq; does not sleep.
  */
-void xnic_qp_to_error(struct xnic_qp *qp)
+void xnic_qp_to_error(struct xnic_qp *qp, u32 reason)
 {
-	xnic_qp_set_error(qp, true);
+	xnic_qp_set_error(qp, true, reason);
 }
 
 static void xnic_ring_reset(struct xnic_ring *ring)
@@ -131,6 +135,7 @@ static void xnic_ring_reset(struct xnic_ring *ring)
 	WRITE_ONCE(ring->hdr->producer, 0);
 	WRITE_ONCE(ring->hdr->consumer, 0);
 	WRITE_ONCE(ring->hdr->flags, 0);
+	WRITE_ONCE(ring->hdr->err_reason, XNIC_QP_ERR_NONE);
 }
 
 /**
@@ -540,7 +545,7 @@ int xnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		spin_unlock_bh(&qp->state_lock);
 		/* A CM connection's peer is told (DREQ). */
 		xnic_cm_qp_disconnect(qp);
-		xnic_qp_set_error(qp, false);
+		xnic_qp_set_error(qp, false, XNIC_QP_ERR_USER);
 	} else if (new == IB_QPS_RESET) {
 		/* The engine reads the state with smp_load_acquire(). */
 		smp_store_release(&qp->state, IB_QPS_RESET);

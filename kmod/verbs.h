@@ -303,7 +303,7 @@ int xnic_cq_post(struct xnic_cq *cq, const struct xnic_cqe *cqe,
 /* qp.c: used by the engine */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn);
 void xnic_qp_put(struct xnic_qp *qp);
-void xnic_qp_to_error(struct xnic_qp *qp);
+void xnic_qp_to_error(struct xnic_qp *qp, u32 reason);
 void xnic_qp_do_reset(struct xnic_qp *qp);
 
 #endif /* XNIC_VERBS_H */

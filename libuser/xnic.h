@@ -251,6 +251,7 @@ struct xnic_qp {
 	void *sq_map, *rq_map;
 	size_t sq_map_size, rq_map_size;
 	struct xnic_qp *prev, *next;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 };
 
 /* --------------------------- control path --------------------------- */
@@ -451,20 +452,53 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		   struct xnic_qp **qpp);
 
 /* xnic_qp_attr.comp_mask bits */
-#define XNIC_QP_ATTR_TCLASS	(1U << 0)	/* @tclass is valid */
+#define XNIC_QP_ATTR_TCLASS		(1U << 0)	/* @tclass is valid */
+#define XNIC_QP_ATTR_TIMEOUT		(1U << 1)	/* @timeout */
+#define XNIC_QP_ATTR_RETRY_CNT		(1U << 2)	/* @retry_cnt */
+#define XNIC_QP_ATTR_RNR_RETRY		(1U << 3)	/* @rnr_retry */
+#define XNIC_QP_ATTR_MIN_RNR_TIMER	(1U << 4)	/* @min_rnr_timer */
+
+/* Reliability defaults (IBTA 1.4 section 10.3 encodings). */
+#define XNIC_QP_DEF_TIMEOUT		14	/* 4.096 us * 2^14 = 67 ms */
+#define XNIC_QP_DEF_RETRY_CNT		7
+#define XNIC_QP_DEF_RNR_RETRY		6	/* finite, see below */
+#define XNIC_QP_DEF_MIN_RNR_TIMER	12	/* 0.64 ms */
+#define XNIC_QP_RNR_INFINITE		7	/* rnr_retry: for ever */
 
 /**
- * struct xnic_qp_attr - optional QP creation attributes
+ * struct xnic_qp_attr - optional QP attributes
  * @comp_mask: XNIC_QP_ATTR_* bits naming the valid fields
  * @tclass: traffic class: XNIC_TCLASS_LATENCY (0, the default: served
- *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits)
+ *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits);
+ *	creation only
+ * @timeout: local ACK timeout, 4.096 us * 2^@timeout, 0..31 (0: the
+ *	engine's own, 200 ms); the engine adapts it to measured round trips
+ * @retry_cnt: resends of an unacknowledged request before the QP fails
+ *	with XNIC_WC_RETRY_EXC_ERR, 0..7
+ * @rnr_retry: resends after an RNR NAK (the peer had no receive posted)
+ *	before the QP fails with XNIC_WC_RNR_RETRY_EXC_ERR, 0..6, counted
+ *	since the last progress; 7 (XNIC_QP_RNR_INFINITE): for ever
+ * @min_rnr_timer: how long a peer waits after our RNR NAK before it
+ *	resends, IBTA encoding 0..31 (1: 0.01 ms .. 12: 0.64 ms .. 31:
+ *	491.52 ms; 0: 655.36 ms); a sender waits what the receiver says
  *
  * Fields are only ever appended, each with a comp_mask bit; a field whose
  * bit is clear is ignored (its default applies), as in libibverbs.
+ *
+ * With the defaults a SEND (or RDMA WRITE with immediate) to a peer that
+ * never posts a receive fails with XNIC_WC_RNR_RETRY_EXC_ERR after 7
+ * tries and 6 waits of the peer's min_rnr_timer (6 x 0.64 ms = 3.84 ms)
+ * plus 7 round trips: milliseconds (Documentation/libxnic.rst has the
+ * measured time). A protocol that relies on the transport to hold a
+ * message until the peer posts its receive sets rnr_retry 7.
  */
 struct xnic_qp_attr {
 	uint32_t comp_mask;
 	uint32_t tclass;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
 };
 
 /**
@@ -515,6 +549,72 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
  * Return: 0 or -errno of the command.
  */
 int xnic_modify_qp_err(struct xnic_qp *qp);
+
+/**
+ * xnic_qp_set_attr() - set reliability attributes of a QP
+ * @qp: QP
+ * @attr: the attributes its comp_mask names (not XNIC_QP_ATTR_TCLASS)
+ *
+ * In RESET or INIT the values are kept and used when the QP is connected
+ * (xnic_connect_qp(), xnic_cm_connect(), xnic_cm_accept()). In RTR or RTS
+ * only XNIC_QP_ATTR_MIN_RNR_TIMER can change (IBTA fixes the others at
+ * the RTR to RTS transition): an EX_MODIFY_QP RTS to RTS.
+ * Return: 0; -EOPNOTSUPP for unknown comp_mask bits; -EINVAL for a value
+ * out of range, XNIC_QP_ATTR_TCLASS, an attribute the state does not
+ * allow to change, or a QP in the error state; -errno of the command.
+ */
+int xnic_qp_set_attr(struct xnic_qp *qp, const struct xnic_qp_attr *attr);
+
+/* QP states (enum ib_qp_state; struct xnic_qp_info.state) */
+enum {
+	XNIC_QPS_RESET,
+	XNIC_QPS_INIT,
+	XNIC_QPS_RTR,
+	XNIC_QPS_RTS,
+	XNIC_QPS_SQD,
+	XNIC_QPS_SQE,
+	XNIC_QPS_ERR,
+};
+
+/**
+ * struct xnic_qp_info - what xnic_query_qp() reports
+ * @state: XNIC_QPS_* as the kernel has it (a QP the peer disconnected, or
+ *	that failed, is in XNIC_QPS_ERR even when the library did not
+ *	move it)
+ * @err_reason: in XNIC_QPS_ERR: XNIC_QP_ERR_* (uapi/xnic-abi.h), why;
+ *	xnic_qp_err_str() names it; otherwise XNIC_QP_ERR_NONE
+ * @dest_qpn: the peer's QP (connected states)
+ * @attr: the attributes in force (comp_mask: all but XNIC_QP_ATTR_TCLASS)
+ */
+struct xnic_qp_info {
+	int state;
+	uint32_t err_reason;
+	uint32_t dest_qpn;
+	struct xnic_qp_attr attr;
+};
+
+/**
+ * xnic_query_qp() - the kernel's state and attributes of a QP
+ * @qp: QP
+ * @info: filled
+ * Return: 0 or -errno of the QUERY_QP command.
+ */
+int xnic_query_qp(struct xnic_qp *qp, struct xnic_qp_info *info);
+
+/**
+ * xnic_qp_err_reason() - why a QP is in the error state, without a syscall
+ * @qp: QP
+ * Return: XNIC_QP_ERR_* from the SQ ring header (XNIC_QP_ERR_NONE while
+ * the QP is not in the error state).
+ */
+uint32_t xnic_qp_err_reason(const struct xnic_qp *qp);
+
+/**
+ * xnic_qp_err_str() - name of an XNIC_QP_ERR_* reason
+ * @reason: the reason
+ * Return: a static string.
+ */
+const char *xnic_qp_err_str(uint32_t reason);
 
 /**
  * xnic_qp_wakeup() - wake the engine for a QP (the D1 syscall)

@@ -21,7 +21,12 @@
  *  - disconnect (DREQ/DREP): destroying a QP, xnic_cm_disconnect(), or
  *    SIGKILL of the process holding it flushes the peer's posted RECV and
  *    reports the disconnect within 1 s; a forged DREQ is ignored and
- *    counted.
+ *    counted;
+ *  - RNR: by default a SEND to a peer with no receive posted fails with
+ *    RNR_RETRY_EXC_ERR within the documented bound; rnr_retry 7 set
+ *    before connecting still waits; the attributes set on each side
+ *    before the CM connected them are in force (xnic_query_qp()), and
+ *    the QP's error reason says why it failed.
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
  */
@@ -147,6 +152,7 @@ struct server {
 	struct xt_buf buf;
 	int n;			/* requests to take */
 	bool reject;		/* refuse them instead */
+	const struct xnic_qp_attr *attr;	/* set on its QPs first */
 	int err;
 	/* many: one QP per request */
 	struct qp_pair qps[NCONN];
@@ -174,6 +180,11 @@ static void *server_main(void *arg)
 		s->err = qp_new(s->dev, p);
 		if (s->err)
 			return NULL;
+		if (s->attr) {
+			s->err = xnic_qp_set_attr(p->qp, s->attr);
+			if (s->err)
+				return NULL;
+		}
 		mi.addr = (uintptr_t)s->buf.p;
 		mi.rkey = s->buf.mr ? s->buf.mr->rkey : 0;
 		mi.len = BUF_LEN;
@@ -978,6 +989,142 @@ TEST_F_TIMEOUT(cm, disconnect_forged_dreq, 120)
 	qp_free(&c);
 	qp_free(&s.p);
 	xt_buf_free(&rb);
+	xt_buf_free(&sb);
+}
+
+/* ------------------------------- RNR ------------------------------- */
+
+/*
+ * The bound asserted on the default RNR failure: 6 waits of 0.64 ms and 7
+ * round trips take milliseconds; the VM (TCG) gets a generous margin.
+ */
+#define RNR_BOUND_MS	1000
+
+/* Post a signaled 4 KiB SEND of @b on @qp. */
+static int post_one_send(struct xnic_qp *qp, struct xt_buf *b, uint64_t id)
+{
+	struct xnic_sge sg = {
+		.addr = (uintptr_t)b->p,
+		.length = 4096,
+		.lkey = b->mr->lkey,
+	};
+
+	return xnic_post_send(qp, &sg, 1, id, XNIC_WQE_F_SIGNALED);
+}
+
+TEST_F_TIMEOUT(cm, rnr_default_bounded, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf sb = { 0 };
+	struct xnic_qp_info info;
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+	long long t0, dt;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_EQ(XNIC_QP_DEF_RNR_RETRY, info.attr.rnr_retry);
+	EXPECT_EQ(XNIC_QP_DEF_RETRY_CNT, info.attr.retry_cnt);
+	EXPECT_EQ(XNIC_QP_DEF_TIMEOUT, info.attr.timeout);
+	EXPECT_EQ(XNIC_QP_DEF_MIN_RNR_TIMER, info.attr.min_rnr_timer);
+	EXPECT_EQ(XNIC_QP_ERR_NONE, info.err_reason);
+
+	/* The peer never posts a receive. */
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 41));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, RNR_BOUND_MS))
+		TH_LOG("the SEND did not fail within %d ms", RNR_BOUND_MS);
+	dt = xt_now_ms() - t0;
+	TH_LOG("SEND to a peer with no receive: %s after %lld ms",
+	       xnic_wc_status_str(cqe.status), dt);
+	EXPECT_EQ(XNIC_WC_RNR_RETRY_EXC_ERR, cqe.status);
+	EXPECT_EQ(41U, cqe.wr_id);
+	EXPECT_EQ(XNIC_QP_ERR_RNR_RETRY_EXC, xnic_qp_err_reason(c.qp));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_ERR, info.state);
+	EXPECT_EQ(XNIC_QP_ERR_RNR_RETRY_EXC, info.err_reason)
+		TH_LOG("%s", xnic_qp_err_str(info.err_reason));
+
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&sb);
+}
+
+TEST_F_TIMEOUT(cm, rnr_infinite_explicit, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	const struct xnic_qp_attr sattr = {
+		.comp_mask = XNIC_QP_ATTR_MIN_RNR_TIMER | XNIC_QP_ATTR_TIMEOUT,
+		.min_rnr_timer = 14,	/* 1.28 ms */
+		.timeout = 15,
+	};
+	struct xnic_qp_attr cattr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY | XNIC_QP_ATTR_RETRY_CNT,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+		.retry_cnt = 5,
+	};
+	struct server s = { .dev = d1, .n = 1, .attr = &sattr };
+	struct xt_buf sb = { 0 };
+	struct xnic_qp_info info;
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+	pthread_t t;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	/* Bad values and the class are refused; nothing is changed. */
+	cattr.rnr_retry = 8;
+	EXPECT_EQ(-EINVAL, xnic_qp_set_attr(c.qp, &cattr));
+	cattr.rnr_retry = XNIC_QP_RNR_INFINITE;
+	cattr.comp_mask |= 1U << 31;
+	EXPECT_EQ(-EOPNOTSUPP, xnic_qp_set_attr(c.qp, &cattr));
+	cattr.comp_mask &= ~(1U << 31);
+	ASSERT_EQ(0, xnic_qp_set_attr(c.qp, &cattr));
+	EXPECT_EQ(0, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0,
+				     5000, NULL));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+
+	/* What each side set before the CM connected it is in force. */
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_EQ(s.p.qp->qpn, info.dest_qpn);
+	EXPECT_EQ(XNIC_QP_RNR_INFINITE, info.attr.rnr_retry);
+	EXPECT_EQ(5, info.attr.retry_cnt);
+	ASSERT_EQ(0, xnic_query_qp(s.p.qp, &info));
+	EXPECT_EQ(14, info.attr.min_rnr_timer);
+	EXPECT_EQ(15, info.attr.timeout);
+	/* Connected: IBTA lets min_rnr_timer change, not rnr_retry. */
+	EXPECT_EQ(-EINVAL, xnic_qp_set_attr(c.qp, &cattr));
+	{
+		struct xnic_qp_attr m = {
+			.comp_mask = XNIC_QP_ATTR_MIN_RNR_TIMER,
+			.min_rnr_timer = 16,
+		};
+
+		EXPECT_EQ(0, xnic_qp_set_attr(s.p.qp, &m));
+		ASSERT_EQ(0, xnic_query_qp(s.p.qp, &info));
+		EXPECT_EQ(16, info.attr.min_rnr_timer);	/* 2.56 ms */
+	}
+
+	/* No receive: still waiting long after the finite bound. */
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 51));
+	EXPECT_EQ(0, xt_quiet(c.cq, &cqe, 1, 2 * RNR_BOUND_MS))
+		TH_LOG("completed: %s", xt_cqe_str(&cqe));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_LT(0U, cm_counter(d1->name, "rnr_naks_sent"));
+
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
 	xt_buf_free(&sb);
 }
 

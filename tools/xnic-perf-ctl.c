@@ -219,6 +219,11 @@ static void ctl_create(struct perf_ctl *c, struct xnic_ctx *ctx,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
+	/* A message sent before its receive is posted waits (RNR). */
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -230,7 +235,7 @@ static void ctl_create(struct perf_ctl *c, struct xnic_ctx *ctx,
 			  &c->mr), "registering the control buffer");
 	check(xnic_create_cq(ctx, cap.max_send_wr + cap.max_recv_wr, &c->cq),
 	      "creating the control CQ");
-	check(xnic_create_qp(pd, c->cq, c->cq, &cap, &c->qp),
+	check(xnic_create_qp_ex(pd, c->cq, c->cq, &cap, &attr, &c->qp),
 	      "creating the control QP");
 }
 
