@@ -451,6 +451,11 @@ static int xnic_bs_cm_connect(struct xnic_bs_cm *t, uint32_t node0,
 		t->qp[0] = NULL;
 		if (err == -ETIMEDOUT)
 			continue;	/* the loop head decides */
+		/* Rank 0's node is not in the peer table (yet): it may boot. */
+		if (err == -EHOSTUNREACH) {
+			usleep(XNIC_BS_CM_RETRY_US);
+			continue;
+		}
 		if (err != -ECONNREFUSED ||
 		    rep.reject_reason != XNIC_CM_REJ_NO_LISTENER)
 			return xnic_coll_seterr(NULL, err,

@@ -107,7 +107,9 @@ int xnic_cm_unlisten(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
  *
  * Context: process context, RTNL held.
  * Return: 0; -EINVAL when @a->node is this device's own node id;
- * -ENOBUFS at XNIC_CM_MAX_CONNS records; -ENOMEM.
+ * -EHOSTUNREACH when the peer table does not know @a->node although it
+ * has had time to learn (xnic_peer_unreachable()); -ENOBUFS at
+ * XNIC_CM_MAX_CONNS records; -ENOMEM.
  */
 int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		    const struct xnic_cm_connect_args *a, u32 *id)
@@ -118,6 +120,8 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 
 	if (a->node == READ_ONCE(xdev->node_id))
 		return -EINVAL;
+	if (xnic_peer_unreachable(xdev, a->node))
+		return -EHOSTUNREACH;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;

@@ -756,7 +756,9 @@ int xnic_cm_get_request(struct xnic_cm_listener *l, struct xnic_cm_req *req,
  *	the kernel resends the REP
  *
  * Return: 0 once the peer's RTU arrived (both QPs are connected);
- * -EINVAL (@len, @qp not in RESET); -ENOENT: the request expired or was
+ * -EMSGSIZE: @len over XNIC_CM_PRIVATE_MAX; -EISCONN: @qp is connected
+ * already; -EINVAL: @qp in another state than RESET; -ENOENT: the request
+ * expired or was
  * answered; -ECONNREFUSED: the peer gave up (REJ); -ECONNRESET: the peer
  * disconnected before its RTU arrived; -ETIMEDOUT: no RTU;
  * -errno of the QP transitions or of netlink. On failure @qp is left in
@@ -770,7 +772,8 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
  * @req: from xnic_cm_get_request()
  * @priv: private data for the peer (may be NULL when @len is 0)
  * @len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
- * Return: 0; -ENOENT: expired or answered; -EINVAL; -errno of netlink.
+ * Return: 0; -ENOENT: expired or answered; -EMSGSIZE: @len too long;
+ * -EINVAL; -errno of netlink.
  */
 int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
 
@@ -787,16 +790,28 @@ int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
  *	intervals of at most 10 s
  * @reply: filled with the peer's answer (may be NULL)
  *
- * Thread safe: every call has a socket of its own.
+ * Thread safe: every call has a socket of its own. The arguments and the
+ * QP's state (asked of the kernel) are checked before anything is sent.
  * Return: 0 when both QPs are connected; -ECONNREFUSED when refused
  * (nobody listens, the listener refused or went away; see
- * @reply->reject_reason); -ETIMEDOUT when nobody answered in time;
- * -EINVAL for bad arguments (own node id, @len, @timeout_ms); -errno of
- * the QP transitions or of netlink.
+ * @reply->reject_reason and xnic_cm_reject_str()); -ETIMEDOUT when
+ * nobody answered in time; -EMSGSIZE: @len over XNIC_CM_PRIVATE_MAX;
+ * -ERANGE: @timeout_ms out of 1..110000; -EADDRNOTAVAIL: @node is this
+ * device's own node id; -EISCONN: @qp is connected already (disconnect
+ * and reset it first); -EINVAL: @qp in another state than RESET, @priv
+ * NULL with @len, @node over 65534; -errno of the QP transitions or of
+ * netlink.
  */
 int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 		    uint64_t service_id, const void *priv, size_t len,
 		    int timeout_ms, struct xnic_cm_reply *reply);
+
+/**
+ * xnic_cm_reject_str() - what a REJ reason means
+ * @reason: struct xnic_cm_reply.reject_reason (XNIC_CM_REJ_*)
+ * Return: a static string saying what happened and what to do.
+ */
+const char *xnic_cm_reject_str(unsigned int reason);
 
 /**
  * xnic_cm_disconnect() - disconnect a QP the CM connected (rdma_disconnect)
@@ -1116,6 +1131,10 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
 	uint64_t len = 0;
 	int err;
 
+	/* Not connected: refused here, the QP is left as it is. */
+	if (qp->state == XNIC_QPS_RESET || qp->state == XNIC_QPS_INIT ||
+	    qp->state == XNIC_QPS_RTR)
+		return -ENOTCONN;
 	if (nsge > qp->sq.max_sge)
 		return -EINVAL;
 	if (flags & XNIC_WQE_F_INLINE) {
@@ -1146,7 +1165,11 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
  * @rkey: target rkey
  * @wr_id: returned in the CQE
  * @flags: XNIC_WQE_F_*
- * Return: 0; -EAGAIN when the SQ is full; -EINVAL; -errno of the wakeup.
+ * Return: 0; -ENOTCONN when the QP is not connected yet (RESET, INIT or
+ * RTR: nothing is posted and the QP stays usable; connect it first; the
+ * same for every xnic_post_*() but xnic_post_recv()); -EAGAIN when the
+ * SQ is full; -EINVAL; -errno of the wakeup. A QP in the error state
+ * takes the post and completes it with XNIC_WC_WR_FLUSH_ERR.
  */
 static inline int xnic_post_write(struct xnic_qp *qp,
 				  const struct xnic_sge *sg, unsigned int nsge,

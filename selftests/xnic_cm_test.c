@@ -26,7 +26,13 @@
  *    RNR_RETRY_EXC_ERR within the documented bound; rnr_retry 7 set
  *    before connecting still waits; the attributes set on each side
  *    before the CM connected them are in force (xnic_query_qp()), and
- *    the QP's error reason says why it failed.
+ *    the QP's error reason says why it failed;
+ *  - misuse, each with its own errno and nothing sent: private data over
+ *    64 bytes (EMSGSIZE), timeout 0 (ERANGE), the own node
+ *    (EADDRNOTAVAIL), a connected QP (EISCONN), a node the peer table does
+ *    not know once it had time to learn (EHOSTUNREACH, at once); posting
+ *    on a QP not connected yet (ENOTCONN, the QP then connects);
+ *    xnic_cm_reject_str().
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
  */
@@ -319,6 +325,11 @@ TEST_F_TIMEOUT(cm, reject_by_listener, 60)
 	qp_free(&c);
 }
 
+/*
+ * Within XNIC_PEER_LEARN_MS (3 s) of the link coming up a node missing
+ * from the peer table may still come: the REQ is sent and resent. The
+ * fixture set the links up just before.
+ */
 TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0];
@@ -1126,6 +1137,155 @@ TEST_F_TIMEOUT(cm, rnr_infinite_explicit, 120)
 	qp_free(&c);
 	qp_free(&s.p);
 	xt_buf_free(&sb);
+}
+
+/* ------------------------------ misuse ----------------------------- */
+
+/* The REQs @dev sent so far. */
+static uint64_t reqs_sent(const struct xt_dev *d)
+{
+	return cm_counter(d->name, "cm_req_sent");
+}
+
+TEST_F_TIMEOUT(cm, misuse_private_too_long, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	uint8_t big[XNIC_CM_PRIVATE_MAX + 1] = { 0 };
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-EMSGSIZE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					     big, sizeof(big), 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, misuse_timeout_zero, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-ERANGE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 0, NULL));
+	EXPECT_EQ(-ERANGE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 110001, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, misuse_own_node, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-EADDRNOTAVAIL, xnic_cm_connect(d0->ctx, c.qp, d0->node_id,
+						  SID, NULL, 0, 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+/* Posting before the connect: refused at once; the QP then connects. */
+TEST_F_TIMEOUT(cm, post_before_connect, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf sb = { 0 }, rb = { 0 };
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-ENOTCONN, post_one_send(c.qp, &sb, 61));
+	EXPECT_EQ(0, xt_quiet(c.cq, &cqe, 1, 200))
+		TH_LOG("a completion: %s", xt_cqe_str(&cqe));
+
+	/* Still in RESET and usable: connect, then the SEND goes. */
+	{
+		pthread_t t;
+		int err;
+
+		s.n = 1;
+		ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+		err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0,
+				      5000, NULL);
+		pthread_join(t, NULL);
+		ASSERT_EQ(0, err) TH_LOG("connect: %s", xnic_strerror(err));
+		ASSERT_EQ(0, s.err);
+	}
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 62));
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 63));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&sb);
+	xt_buf_free(&rb);
+}
+
+TEST_F_TIMEOUT(cm, misuse_reconnect, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct qp_pair c = { 0 };
+	uint64_t req;
+
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	req = reqs_sent(d0);
+	EXPECT_EQ(-EISCONN, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					    NULL, 0, 1000, NULL));
+	/* Disconnected (ERR): reset it first. */
+	ASSERT_EQ(0, xnic_cm_disconnect(c.qp));
+	EXPECT_EQ(-EINVAL, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+}
+
+TEST_F_TIMEOUT(cm, unknown_node_unreachable, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct qp_pair c = { 0 };
+	long long t0, dt;
+	uint64_t req;
+	int err;
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	/* The peer table had its time to learn (XNIC_PEER_LEARN_MS). */
+	xt_sleep_ms(3500);
+	req = reqs_sent(d0);
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, 77, SID, NULL, 0, 5000, NULL);
+	dt = xt_now_ms() - t0;
+	EXPECT_EQ(-EHOSTUNREACH, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_GT(500, dt);
+	TH_LOG("connect to an unknown node failed in %lld ms", dt);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST(reject_str)
+{
+	EXPECT_NE(NULL, strstr(xnic_cm_reject_str(XNIC_CM_REJ_NO_LISTENER),
+			       "nobody listens"));
+	EXPECT_NE(NULL, strstr(xnic_cm_reject_str(XNIC_CM_REJ_TIMEOUT),
+			       "gave up"));
+	EXPECT_STREQ("unknown reason", xnic_cm_reject_str(0));
+	EXPECT_STREQ("unknown reason", xnic_cm_reject_str(99));
 }
 
 /* ------------------------- hostile netlink ------------------------- */
