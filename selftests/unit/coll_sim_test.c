@@ -188,6 +188,7 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 	wq_init(&qp->sq, qp->sq_map, cap->max_send_wr, cap->max_send_sge);
 	wq_init(&qp->rq, qp->rq_map, cap->max_recv_wr, cap->max_recv_sge);
 	qp->max_inline = cap->max_inline_data;
+	qp->state = XNIC_QPS_RTS;	/* the simulation is always connected */
 	qp->ctx = pd->ctx;
 	qp->pd = pd;
 	qp->send_cq = send_cq;
