@@ -372,7 +372,7 @@ void xnic_bond_rx(struct xnic_link *link)
 }
 
 /**
- * xnic_bond_crc_error() - count a frame with a bad crc32c against its link
+ * xnic_bond_crc_error() - count a frame that failed the frame check against its link
  * @xdev: the device
  * @skb: the frame, as received on a member link
  *

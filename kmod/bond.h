@@ -57,7 +57,7 @@
  * @XNIC_BL_HB_RCVD: heartbeat replies received
  * @XNIC_BL_HB_REQ_RCVD: heartbeat requests received (and answered)
  * @XNIC_BL_HB_MISSED: intervals in which nothing was heard on the link
- * @XNIC_BL_CRC_ERRORS: frames received with a bad crc32c
+ * @XNIC_BL_CRC_ERRORS: frames received that failed the frame check
  * @XNIC_BL_RX_FRAMES: xnic frames received
  * @XNIC_BL_TX_FRAMES: transport frames sent (xnic_tp_xmit())
  * @XNIC_BL_TX_BYTES: their bytes

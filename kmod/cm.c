@@ -665,7 +665,7 @@ static void xnic_cm_rx_drep(struct xnic_cm *cm, u16 node,
  * xnic_cm_rx() - handle a received CM frame
  * @xdev: the device
  * @i: its header, accepted by xnic_wire_check() (payload length
- *	XNIC_WIRE_CM_LEN); the crc32c and the source node were checked
+ *	XNIC_WIRE_CM_LEN); the frame check and the source node were checked
  * @skb: the frame, data at the xnic header; not consumed
  *
  * Malformed messages (xnic_cm_check(), QP numbers in the header) are

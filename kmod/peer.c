@@ -206,7 +206,7 @@ drop:
  * @link: when not NULL, set to the xnic_link.index of the member link the
  *	frame left on, or XNIC_BOND_NO_LINK
  * @seal: false when @skb is finished (xnic_frame_finish()); true when
- *	only its header is written: its crc32c is written here, once the
+ *	only its header is written: its frame check is written here, once the
  *	link is known (xnic_frame_seal())
  *
  * The bond chooses the member link (xnic_bond_select()); a frame that

@@ -443,7 +443,7 @@ static int xnic_qp_check_attr(struct xnic_qp *qp, const struct ib_qp_attr *attr,
 			return -ENODEV;
 		/*
 		 * IB_MTU_4096 is the largest path MTU enum ib_mtu can name; it
-		 * means the whole payload MTU of the member links (8944 bytes
+		 * means the whole payload MTU of the member links (8936 bytes
 		 * on MTU 9000). A smaller value caps it.
 		 */
 		if (attr->path_mtu != IB_MTU_4096)

@@ -2,7 +2,7 @@
 /*
  * xnic - the receive path and the responder.
  *
- * xnic_tp_rx() validates every frame (header, crc32c, source node against
+ * xnic_tp_rx() validates every frame (header, frame check, source node against
  * the peer table, destination QP and its connection) and dispatches it:
  * READ responses, ACKs and NAKs go to the requester (tx_ack.c), WRITE, SEND
  * and READ_REQ to the responder below.
@@ -543,7 +543,7 @@ static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
  * @skb: the frame, data at the xnic header (the Ethernet header before
  *	it); consumed
  *
- * Drops and counts frames that are malformed, fail the crc32c, are not
+ * Drops and counts frames that are malformed, fail the frame check, are not
  * for this node, come from a node over a path HELLO did not teach us
  * (forged), or name a QP that does not exist or is not connected to the
  * sender. HELLOs go to the engine thread (xnic_tp_rx_deferred()).
@@ -574,7 +574,7 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 				      i.src_node, verdict);
 		goto drop;
 	}
-	if (!xnic_frame_crc_ok(skb, &hdr)) {
+	if (!xnic_frame_check_ok(skb, &hdr)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_CRC_ERRORS);
 		xnic_bond_crc_error(xdev, skb);
 		goto drop;

@@ -96,7 +96,7 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
  * @skb: a frame from xnic_frame_alloc() with its payload; consumed
  * @i: its header fields
  *
- * The header is written here, the crc32c once the link is chosen
+ * The header is written here, the frame check once the link is chosen
  * (xnic_tp_xmit_link()): a frame that takes link credit carries its
  * sequence on the path.
  *
@@ -156,7 +156,6 @@ int xnic_tp_qp_init(struct xnic_qp *qp)
 	struct xnic_tp_qp *tp;
 	u32 nw, nm;
 
-	xnic_crc_select();
 	nw = qp->sq.nr ? min_t(u32, qp->sq.nr, XNIC_TX_MAX_WQE) :
 			 XNIC_TX_MAX_WQE;
 	nm = qp->rq.nr ? min_t(u32, qp->rq.nr, XNIC_RX_MAX_MSG) :

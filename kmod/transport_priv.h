@@ -514,8 +514,8 @@ int xnic_frame_add_mr(struct sk_buff *skb, struct xnic_mr *mr, u64 addr,
 		      u32 len);
 void xnic_frame_seal(struct sk_buff *skb);
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
-bool xnic_frame_crc_ok(const struct sk_buff *skb, struct xnic_wire_hdr *hdr);
-void xnic_crc_select(void);
+bool xnic_frame_check_ok(const struct sk_buff *skb,
+			 const struct xnic_wire_hdr *hdr);
 
 /* peer.c */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);

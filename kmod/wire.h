@@ -34,8 +34,10 @@
 #define xnic_wire_h64(x)	be64toh((__u64)(x))
 #endif
 
+#include "wire_check.h"
+
 #define XNIC_ETH_P		0x88B5
-#define XNIC_WIRE_VERSION	1
+#define XNIC_WIRE_VERSION	2
 
 /* dst_node of a HELLO sent to every node on a link */
 #define XNIC_NODE_BROADCAST	0xffff
@@ -143,7 +145,9 @@ enum xnic_wire_nak {
  * @credits: ACK, NAK, CREDIT update: PSNs past @psn the peer may send
  *	(credit-based flow control); frames that consume link credit: their
  *	sequence on the path (xnic_lcr_rx_take()); zero in other frames
- * @crc: crc32c over this header (with @crc zero) and the payload
+ * @check_sum: the frame check's word sum (kmod/wire_check.h)
+ * @check_poly: the frame check's polynomial hash; both are computed over
+ *	this header (with both fields zero) and the payload
  *
  * Every field sits at its natural alignment and the size is a multiple of
  * 8, so the struct has no padding and needs no packing. In a frame it is
@@ -166,11 +170,12 @@ struct xnic_wire_hdr {
 	__be32 imm;
 	__be16 payload_len;
 	__be16 credits;
-	__be32 crc;
+	__be32 check_sum;
+	__be64 check_poly;
 };
 
 /* Bytes of a member link's MTU taken by the xnic header. */
-#define XNIC_WIRE_HDR_LEN	56
+#define XNIC_WIRE_HDR_LEN	64
 
 /**
  * struct xnic_wire_hello - HELLO payload (16 bytes)
@@ -276,7 +281,7 @@ struct xnic_wire_info {
 
 /**
  * xnic_wire_encode() - build a header from host-order fields
- * @h: header to fill; its @crc is set to zero
+ * @h: header to fill; its check fields are set to zero
  * @i: the fields (@i->version is ignored)
  */
 static inline void xnic_wire_encode(struct xnic_wire_hdr *h,
@@ -298,7 +303,31 @@ static inline void xnic_wire_encode(struct xnic_wire_hdr *h,
 	h->imm = i->imm;
 	h->payload_len = xnic_wire_be16(i->payload_len);
 	h->credits = xnic_wire_be16(i->credits);
-	h->crc = 0;
+	h->check_sum = 0;
+	h->check_poly = 0;
+}
+
+/**
+ * xnic_wire_seal() - write the frame check of a frame held in one buffer
+ * @h: the frame's header, followed by its payload
+ * @len: bytes of header and payload
+ *
+ * The kernel checks frames held in skbs (kmod/wire.c); this is the same
+ * function over a flat buffer, for tests and tools that build frames.
+ */
+static inline void xnic_wire_seal(struct xnic_wire_hdr *h, unsigned long len)
+{
+	struct xnic_check c;
+	__u64 poly;
+	__u32 sum;
+
+	h->check_sum = 0;
+	h->check_poly = 0;
+	xnic_check_init(&c);
+	xnic_check_update(&c, h, len);
+	xnic_check_final(&c, &poly, &sum);
+	h->check_sum = xnic_wire_be32(sum);
+	h->check_poly = xnic_wire_be64(poly);
 }
 
 /**

@@ -296,7 +296,7 @@ TEST_F_TIMEOUT(bond, policies, 300)
 	       (unsigned long long)(a1 - a0), self->env.dev[0].netdev,
 	       (unsigned long long)(b1 - b0), self->nd[0],
 	       (unsigned long long)(r1 - r0));
-	/* 16 MiB is ~1900 frames of 8944 bytes: a fair share each. */
+	/* 16 MiB is ~1900 frames of 8936 bytes: a fair share each. */
 	EXPECT_GT(a1 - a0, 500);
 	EXPECT_GT(b1 - b0, 500);
 

@@ -590,7 +590,7 @@ static int inject_cm(struct injector *inj, const struct xnic_cm_info *ci,
 
 	xnic_wire_encode(h, &i);
 	xnic_cm_encode((struct xnic_wire_cm *)(h + 1), ci);
-	h->crc = htonl(~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen));
+	xnic_wire_seal(h, XNIC_WIRE_HDR_LEN + plen);
 	if (send(inj->sock, inj->frame, len, 0) != (ssize_t)len)
 		return -errno;
 	return 0;

@@ -633,7 +633,7 @@ static int cr_inject(struct xt_mesh *e, int from, int to,
 	frame[12] = XNIC_ETH_P >> 8;
 	frame[13] = XNIC_ETH_P & 0xff;
 	xnic_wire_encode(h, i);
-	h->crc = htonl(~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen));
+	xnic_wire_seal(h, XNIC_WIRE_HDR_LEN + plen);
 	sock = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
 	if (sock < 0)
 		return -errno;

@@ -27,6 +27,7 @@
 #include "rdma_nl.h"
 #include "xnic.h"		/* libuser */
 #include "xnic_lib.h"
+#include "kmod/wire.h"
 #include "uapi/xnic-abi.h"
 
 #define SYS_IB		"/sys/class/infiniband"
@@ -37,7 +38,7 @@
 #define WAIT_MS		2000
 #define POLL_MS		20
 /* XNIC_WIRE_HDR_LEN + XNIC_MIN_PAYLOAD: the smallest MTU xnic accepts. */
-#define MIN_MTU		(56 + 256)
+#define MIN_MTU		(XNIC_WIRE_HDR_LEN + 256)
 
 #define STATE_ACTIVE	"4: ACTIVE"
 #define STATE_DOWN	"1: DOWN"

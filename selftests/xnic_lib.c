@@ -850,25 +850,3 @@ int xt_res_count(const char *dev, const char *kind, long *val)
 		xt_errf("rdma resource show: no '%s' count for %s", kind, dev);
 	return err;
 }
-
-/* ------------------------------------------------------------ crc32c -- */
-
-uint32_t xt_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	static uint32_t table[256];
-	const uint8_t *p = buf;
-	uint32_t c;
-	int k, b;
-
-	if (!table[1]) {
-		for (k = 0; k < 256; k++) {
-			c = (uint32_t)k;
-			for (b = 0; b < 8; b++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
-			table[k] = c;
-		}
-	}
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}

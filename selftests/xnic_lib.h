@@ -158,7 +158,4 @@ pid_t xt_engine_pid(const char *dev);
 int xt_task_cpu_ns(pid_t pid, uint64_t *ns);
 int xt_res_count(const char *dev, const char *kind, long *val);
 
-/* crc32c (Castagnoli), the wire's CRC: start with ~0, finish with ~. */
-uint32_t xt_crc32c(uint32_t crc, const void *buf, size_t len);
-
 #endif /* XNIC_SELFTESTS_XNIC_LIB_H */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic_wire_test - a hostile wire. Frames built by hand (kmod/wire.h and
- * crc32c) are injected with an AF_PACKET socket on the peer end of the
+ * frame check) are injected with an AF_PACKET socket on the peer end of the
  * veth pair, so that they arrive at device 0 (node 1) as if node 2 had
- * sent them: short frames, bad CRCs, unknown opcodes and versions,
+ * sent them: short frames, bad frame checks, unknown opcodes and versions,
  * payload lengths that disagree with the frame, offsets past the message,
  * unknown or foreign QPs, forged source nodes and HELLOs, frames for
  * another node, and a flood of random bytes. Each frame must be dropped
@@ -101,14 +101,13 @@ static struct xnic_wire_info good_write(FIXTURE_DATA(wire) *self)
 
 /*
  * Build a frame: Ethernet header (to device 0's MAC from @src_mac, or
- * from the peer's), the encoded header, @plen bytes of payload; the crc32c
+ * from the peer's), the encoded header, @plen bytes of payload; the frame check
  * as the kernel computes it. Return: frame length.
  */
 static size_t build(FIXTURE_DATA(wire) *self, const struct xnic_wire_info *i,
 		    const uint8_t *src_mac, const void *payload, size_t plen)
 {
 	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(self->frame + 14);
-	uint32_t crc;
 
 	memcpy(self->frame, self->env.dev[0].mac, 6);
 	memcpy(self->frame + 6, src_mac ? src_mac : self->env.dev[1].mac, 6);
@@ -119,8 +118,7 @@ static size_t build(FIXTURE_DATA(wire) *self, const struct xnic_wire_info *i,
 		memcpy(self->frame + 14 + XNIC_WIRE_HDR_LEN, payload, plen);
 	else
 		memset(self->frame + 14 + XNIC_WIRE_HDR_LEN, 0x77, plen);
-	crc = ~xt_crc32c(~0U, h, XNIC_WIRE_HDR_LEN + plen);
-	h->crc = htonl(crc);
+	xnic_wire_seal(h, XNIC_WIRE_HDR_LEN + plen);
 	return 14 + XNIC_WIRE_HDR_LEN + plen;
 }
 
@@ -129,13 +127,12 @@ static struct xnic_wire_hdr *hdr_of(FIXTURE_DATA(wire) *self)
 	return (struct xnic_wire_hdr *)(self->frame + 14);
 }
 
-/* Recompute the crc32c after a raw edit of the frame. */
-static void refresh_crc(FIXTURE_DATA(wire) *self, size_t len)
+/* Recompute the frame check after a raw edit of the frame. */
+static void refresh_check(FIXTURE_DATA(wire) *self, size_t len)
 {
 	struct xnic_wire_hdr *h = hdr_of(self);
 
-	h->crc = 0;
-	h->crc = htonl(~xt_crc32c(~0U, h, len - 14));
+	xnic_wire_seal(h, len - 14);
 }
 
 static int inject(FIXTURE_DATA(wire) *self, size_t len)
@@ -260,7 +257,7 @@ TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
 	len = build(self, &i, NULL, data, sizeof(data));
 	acks = counter(_metadata, self, "acks_sent");
 	ASSERT_EQ(0, inject(self, len));
-	/* The WRITE lands: the builder and the crc32c are right. */
+	/* The WRITE lands: the builder and the frame check are right. */
 	{
 		long long end = xt_now_ms() + COUNT_WAIT_MS;
 
@@ -303,23 +300,28 @@ TEST_F_TIMEOUT(wire, bad_crc, 60)
 	size_t len;
 
 	len = build(self, &i, NULL, NULL, 64);
-	hdr_of(self)->crc ^= htonl(1);
-	expect_drop(_metadata, self, len, "rx_crc_errors", "CRC off by one bit");
+	hdr_of(self)->check_poly ^= htobe64(1);
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "frame check off by one bit");
+	len = build(self, &i, NULL, NULL, 64);
+	hdr_of(self)->check_sum ^= htonl(0x80000000);
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "word sum off by one bit");
 	len = build(self, &i, NULL, NULL, 64);
 	self->frame[len - 1] ^= 0x80;
 	expect_drop(_metadata, self, len, "rx_crc_errors",
-		    "payload changed after the CRC");
+		    "payload changed after the check");
 	len = build(self, &i, NULL, NULL, 64);
 	hdr_of(self)->rkey ^= htonl(0x100);
 	expect_drop(_metadata, self, len, "rx_crc_errors",
-		    "header changed after the CRC");
+		    "header changed after the check");
 	check_pair(_metadata, self);
 }
 
 TEST_F_TIMEOUT(wire, unknown_opcode_and_version, 60)
 {
 	uint8_t ops[] = { 0, XNIC_OP_MAX, 0x42, 0xff };
-	uint8_t vers[] = { 0, XNIC_WIRE_VERSION + 1, 0xff };
+	uint8_t vers[] = { 0, 1, XNIC_WIRE_VERSION + 1, 0xff };
 	struct xnic_wire_info i;
 	size_t k, len;
 
@@ -334,7 +336,7 @@ TEST_F_TIMEOUT(wire, unknown_opcode_and_version, 60)
 		i = good_write(self);
 		len = build(self, &i, NULL, NULL, 64);
 		hdr_of(self)->version = vers[k];
-		refresh_crc(self, len);
+		refresh_check(self, len);
 		expect_drop(_metadata, self, len, "rx_malformed",
 			    "wrong version");
 	}
@@ -360,20 +362,20 @@ TEST_F_TIMEOUT(wire, lengths_and_offsets, 60)
 	i = good_write(self);
 	len = build(self, &i, NULL, NULL, 64);
 	hdr_of(self)->payload_len = htons(10);
-	refresh_crc(self, len);
+	refresh_check(self, len);
 	expect_drop(_metadata, self, len, "rx_malformed",
 		    "payload_len below the frame's payload");
 	/* ... and more. */
 	i = good_write(self);
 	len = build(self, &i, NULL, NULL, 64);
 	hdr_of(self)->payload_len = htons(100);
-	refresh_crc(self, len);
+	refresh_check(self, len);
 	expect_drop(_metadata, self, len, "rx_malformed",
 		    "payload_len above the frame's payload");
 	i = good_write(self);
 	len = build(self, &i, NULL, NULL, 64);
 	hdr_of(self)->payload_len = htons(0xffff);
-	refresh_crc(self, len);
+	refresh_check(self, len);
 	expect_drop(_metadata, self, len, "rx_malformed", "payload_len 65535");
 
 	/* Offsets and lengths outside the message. */
@@ -616,7 +618,7 @@ TEST_F_TIMEOUT(wire, random_flood, 180)
 
 /*
  * Random headers that pass every stateless check (right version, nodes,
- * MAC, QPN and crc32c) at a victim QP pair: whatever the transport does
+ * MAC, QPN and frame check) at a victim QP pair: whatever the transport does
  * with them, the kernel survives, no memory outside the victim's buffer
  * changes, and the main pair keeps working.
  */
@@ -670,7 +672,7 @@ TEST_F_TIMEOUT(wire, fuzzed_headers_at_a_victim_qp, 180)
 				memcpy(self->frame + 14 + XNIC_WIRE_HDR_LEN + j,
 				       &w, plen - j < 8 ? plen - j : 8);
 			}
-			refresh_crc(self, len);
+			refresh_check(self, len);
 		}
 		ASSERT_EQ(0, inject(self, len));
 		if (k % 200 == 199)

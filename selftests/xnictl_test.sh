@@ -147,9 +147,9 @@ check "show JSON parses" json_ok "$tmp/show.json"
 rdma_index=$(rdma dev show "$DA" | sed -nE 's/^([0-9]+): .*/\1/p')
 check "show: index is the RDMA core's ($rdma_index)" \
 	test "$(plain_field "$tmp/show" index)" = "$rdma_index"
-check "show: node_id 1, port ACTIVE, 1 link, 1 peer, payload MTU 8944" test \
+check "show: node_id 1, port ACTIVE, 1 link, 1 peer, payload MTU 8936" test \
 	"$(plain_field "$tmp/show" node_id) $(plain_field "$tmp/show" port_state) $(plain_field "$tmp/show" links) $(plain_field "$tmp/show" peers) $(plain_field "$tmp/show" payload_mtu)" \
-	= "1 ACTIVE 1 1 8944"
+	= "1 ACTIVE 1 1 8936"
 guid=$(cat "/sys/class/infiniband/$DA/node_guid")
 check "show: node_guid is sysfs's ($guid)" \
 	test "$(plain_field "$tmp/show" node_guid)" = "$guid"
@@ -246,9 +246,9 @@ check "rx_bytes at $DB grew by >= $((ITERS * SIZE)) (by $((rx1 - rx0)))" \
 	test $((rx1 - rx0)) -ge $((ITERS * SIZE))
 check "tx_bytes at $DA grew by >= $((ITERS * SIZE)) (by $((tx1 - tx0)))" \
 	test $((tx1 - tx0)) -ge $((ITERS * SIZE))
-check "rx_frames at $DB grew by >= $((ITERS * SIZE / 8944))" \
+check "rx_frames at $DB grew by >= $((ITERS * SIZE / 8936))" \
 	test $(($(stat_of "$tmp/s1" rx_frames) - $(stat_of "$tmp/s0" rx_frames))) \
-	-ge $((ITERS * SIZE / 8944))
+	-ge $((ITERS * SIZE / 8936))
 check "engine_wakeups at $DB counted" \
 	test "$(stat_of "$tmp/s1" engine_wakeups)" -ge 1
 rdma_rx=$(rdma statistic show link "$DB/1" | python3 -c \

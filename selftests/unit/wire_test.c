@@ -14,7 +14,8 @@ TEST(header_layout)
 	EXPECT_EQ(1, offsetof(struct xnic_wire_hdr, opcode));
 	EXPECT_EQ(12, offsetof(struct xnic_wire_hdr, dst_qpn));
 	EXPECT_EQ(32, offsetof(struct xnic_wire_hdr, raddr));
-	EXPECT_EQ(52, offsetof(struct xnic_wire_hdr, crc));
+	EXPECT_EQ(52, offsetof(struct xnic_wire_hdr, check_sum));
+	EXPECT_EQ(56, offsetof(struct xnic_wire_hdr, check_poly));
 }
 
 TEST(payload_mtu)
@@ -80,7 +81,8 @@ TEST(encode_decode_roundtrip)
 	EXPECT_EQ(0x01, b[offsetof(struct xnic_wire_hdr, msn)]);
 	EXPECT_EQ(0x04, b[offsetof(struct xnic_wire_hdr, msn) + 3]);
 	EXPECT_EQ(0x7f, b[offsetof(struct xnic_wire_hdr, raddr) + 2]);
-	EXPECT_EQ(0, h.crc);
+	EXPECT_EQ(0, h.check_sum);
+	EXPECT_EQ(0, h.check_poly);
 	xnic_wire_decode(&o, &h);
 	EXPECT_EQ(0, memcmp(&i, &o, sizeof(i)));
 	EXPECT_EQ(XNIC_WIRE_OK, xnic_wire_check(&o, FLEN(o), 1));
@@ -120,7 +122,9 @@ TEST(check_header)
 
 	ASSERT_EQ(XNIC_WIRE_OK, xnic_wire_check(&i, FLEN(i), 1));
 
-	j = i; j.version = 2;
+	j = i; j.version = XNIC_WIRE_VERSION + 1;
+	EXPECT_EQ(XNIC_WIRE_BAD_VERSION, xnic_wire_check(&j, FLEN(j), 1));
+	j = i; j.version = 1;	/* crc32c frames of wire version 1 */
 	EXPECT_EQ(XNIC_WIRE_BAD_VERSION, xnic_wire_check(&j, FLEN(j), 1));
 	j = i; j.opcode = 0;
 	EXPECT_EQ(XNIC_WIRE_BAD_OPCODE, xnic_wire_check(&j, FLEN(j), 1));
