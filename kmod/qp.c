@@ -195,14 +195,18 @@ static void xnic_qp_teardown(struct xnic_qp *qp)
 		xa_erase_bh(&qp->uctx->qps, qp->db_index);
 	if (qp->ibqp.qp_num)
 		xa_erase_bh(&xdev->qps, qp->ibqp.qp_num);
-	/* Out of the table: no CM connection can be tied to it any more. */
-	xnic_cm_qp_disconnect(qp);
 
 	xnic_engine_detach_qp(xdev, qp);
 	xnic_qp_put(qp);
 	while (!wait_for_completion_timeout(&qp->released, XNIC_WAIT_WARN))
 		ibdev_warn(&xdev->ibdev, "QP %u: still in use by the engine\n",
 			   qp->ibqp.qp_num);
+	/*
+	 * Out of the table (no CM connection can be tied to it any more)
+	 * and done with by the engine: what the QP sent, ACKs of the peer's
+	 * last messages included, is on the wire before the DREQ.
+	 */
+	xnic_cm_qp_disconnect(qp);
 
 	if (qp->tp_ready)
 		xnic_tp_qp_release(qp);
