@@ -14,9 +14,12 @@ MANDIR		?= $(PREFIX)/share/man
 
 # Kernel build tree: KDIR=, else the running kernel's, else the newest
 # installed one (this machine runs a kernel without headers: tests boot the
-# installed Debian kernel under QEMU).
+# installed Debian kernel under QEMU). Looked up while parsing, so on a
+# first `make demo` it is still empty (`deps` installs the headers later):
+# an empty KDIR is looked up again and exported only once found, so that the
+# sub-makes of `demo` and `check` find the headers `deps` just installed.
 KVER		?= $(shell uname -r)
-ifeq ($(origin KDIR),undefined)
+ifeq ($(strip $(KDIR)),)
   ifneq ($(wildcard /lib/modules/$(KVER)/build/Makefile),)
     KDIR := /lib/modules/$(KVER)/build
   else
@@ -27,7 +30,9 @@ ifeq ($(origin KDIR),undefined)
     endif
   endif
 endif
-export KDIR
+ifneq ($(KDIR),)
+  export KDIR
+endif
 
 # Files we take from Debian's linux-source-6.1 at build time (not copied).
 KSRC_TAR	?= /usr/src/linux-source-6.1.tar.xz
