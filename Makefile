@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll \
+	dkms-check coll fresh-check \
 	clean help
 
 all: module lib tools selftests coll
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check clean"
+	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -140,6 +140,11 @@ install-module: module
 
 dkms-check:
 	@tools/xnic-dkms-check $(VERSION)
+
+# The README's `make demo` and `make check` on a fresh minimal Debian 12
+# (a chroot holding a clone of HEAD); about half an hour; needs root.
+fresh-check:
+	@tools/xnic-fresh-check
 
 clean: module-clean
 	$(MAKE) -C libuser clean
