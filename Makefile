@@ -142,7 +142,7 @@ dkms-check:
 	@tools/xnic-dkms-check $(VERSION)
 
 # The README's `make demo` and `make check` on a fresh minimal Debian 12
-# (a chroot holding a clone of HEAD); about half an hour; needs root.
+# (a chroot holding a clone of HEAD); about an hour; needs root.
 fresh-check:
 	@tools/xnic-fresh-check
 
