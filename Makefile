@@ -14,9 +14,12 @@ MANDIR		?= $(PREFIX)/share/man
 
 # Kernel build tree: KDIR=, else the running kernel's, else the newest
 # installed one (this machine runs a kernel without headers: tests boot the
-# installed Debian kernel under QEMU).
+# installed Debian kernel under QEMU). Looked up while parsing, so on a
+# first `make demo` it is still empty (`deps` installs the headers later):
+# an empty KDIR is looked up again and exported only once found, so that the
+# sub-makes of `demo` and `check` find the headers `deps` just installed.
 KVER		?= $(shell uname -r)
-ifeq ($(origin KDIR),undefined)
+ifeq ($(strip $(KDIR)),)
   ifneq ($(wildcard /lib/modules/$(KVER)/build/Makefile),)
     KDIR := /lib/modules/$(KVER)/build
   else
@@ -27,7 +30,9 @@ ifeq ($(origin KDIR),undefined)
     endif
   endif
 endif
-export KDIR
+ifneq ($(KDIR),)
+  export KDIR
+endif
 
 # Files we take from Debian's linux-source-6.1 at build time (not copied).
 KSRC_TAR	?= /usr/src/linux-source-6.1.tar.xz
@@ -44,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll \
+	dkms-check coll fresh-check \
 	clean help
 
 all: module lib tools selftests coll
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check clean"
+	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -135,6 +140,11 @@ install-module: module
 
 dkms-check:
 	@tools/xnic-dkms-check $(VERSION)
+
+# The README's `make demo` and `make check` on a fresh minimal Debian 12
+# (a chroot holding a clone of HEAD); about an hour; needs root.
+fresh-check:
+	@tools/xnic-fresh-check
 
 clean: module-clean
 	$(MAKE) -C libuser clean
