@@ -124,6 +124,7 @@ demo: deps
 # xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
 .PHONY: bench
 bench: all
+	@tools/xnic-deps --bench
 	@tools/xnic-bench
 
 install: all install-module
