@@ -12,7 +12,6 @@
 #include <linux/slab.h>
 
 #include "transport_priv.h"
-#include "wire_check.h"
 
 /**
  * xnic_frame_alloc() - allocate a frame to send
@@ -158,16 +157,11 @@ static void xnic_skb_check(const struct sk_buff *skb, int offset, int len,
  */
 void xnic_frame_seal(struct sk_buff *skb)
 {
-	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)skb->data;
 	struct xnic_check c;
-	u64 poly;
-	u32 sum;
 
 	xnic_check_init(&c);
 	xnic_skb_check(skb, 0, skb->len, &c);
-	xnic_check_final(&c, &poly, &sum);
-	h->check_sum = cpu_to_be32(sum);
-	h->check_poly = cpu_to_be64(poly);
+	xnic_wire_put_check((struct xnic_wire_hdr *)skb->data, &c);
 }
 
 /**
@@ -198,8 +192,6 @@ bool xnic_frame_check_ok(const struct sk_buff *skb,
 {
 	struct xnic_wire_hdr h = *hdr;
 	struct xnic_check c;
-	u64 poly;
-	u32 sum;
 
 	h.check_sum = 0;
 	h.check_poly = 0;
@@ -207,7 +199,7 @@ bool xnic_frame_check_ok(const struct sk_buff *skb,
 	xnic_check_update(&c, &h, XNIC_WIRE_HDR_LEN);
 	xnic_skb_check(skb, XNIC_WIRE_HDR_LEN, skb->len - XNIC_WIRE_HDR_LEN,
 		       &c);
-	xnic_check_final(&c, &poly, &sum);
-	return poly == be64_to_cpu(hdr->check_poly) &&
-	       sum == be32_to_cpu(hdr->check_sum);
+	xnic_wire_put_check(&h, &c);
+	return h.check_poly == hdr->check_poly &&
+	       h.check_sum == hdr->check_sum;
 }

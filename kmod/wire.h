@@ -308,6 +308,22 @@ static inline void xnic_wire_encode(struct xnic_wire_hdr *h,
 }
 
 /**
+ * xnic_wire_put_check() - finish a frame check into a header's fields
+ * @h: the header whose check fields get the values
+ * @c: the check, fed with the whole frame (check fields zero)
+ */
+static inline void xnic_wire_put_check(struct xnic_wire_hdr *h,
+				       struct xnic_check *c)
+{
+	__u64 poly;
+	__u32 sum;
+
+	xnic_check_final(c, &poly, &sum);
+	h->check_sum = xnic_wire_be32(sum);
+	h->check_poly = xnic_wire_be64(poly);
+}
+
+/**
  * xnic_wire_seal() - write the frame check of a frame held in one buffer
  * @h: the frame's header, followed by its payload
  * @len: bytes of header and payload
@@ -318,16 +334,12 @@ static inline void xnic_wire_encode(struct xnic_wire_hdr *h,
 static inline void xnic_wire_seal(struct xnic_wire_hdr *h, unsigned long len)
 {
 	struct xnic_check c;
-	__u64 poly;
-	__u32 sum;
 
 	h->check_sum = 0;
 	h->check_poly = 0;
 	xnic_check_init(&c);
 	xnic_check_update(&c, h, len);
-	xnic_check_final(&c, &poly, &sum);
-	h->check_sum = xnic_wire_be32(sum);
-	h->check_poly = xnic_wire_be64(poly);
+	xnic_wire_put_check(h, &c);
 }
 
 /**

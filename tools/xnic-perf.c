@@ -564,28 +564,38 @@ static int reap(struct perf *p)
 }
 
 /*
- * Nothing to reap: with -e sleep until the CQ has something (or a short
- * timeout, so the caller can look at its clock and socket); in bandwidth
- * tests the same after HYBRID_SPIN_NS without a completion, unless
- * --busy-poll; else spin.
+ * Should an empty poll sleep on the CQ? Always with -e; in bandwidth
+ * tests once HYBRID_SPIN_NS passed since the first empty poll in a row
+ * (the clock starts here), unless --busy-poll; never in latency tests.
+ */
+static bool spun_enough(struct perf *p)
+{
+	if (p->o->events)
+		return true;
+	if (p->o->test->lat || p->o->busy_poll)
+		return false;
+	if (!p->idle_since) {
+		p->idle_since = now_ns();
+		return false;
+	}
+	if (now_ns() - p->idle_since < HYBRID_SPIN_NS)
+		return false;
+	p->idle_since = 0;
+	return true;
+}
+
+/*
+ * Nothing to reap: sleep until the CQ has something (or a short timeout,
+ * so the caller can look at its clock and socket) when spun_enough();
+ * else spin.
  */
 static void idle_wait(struct perf *p)
 {
-	bool hybrid = !p->o->test->lat && !p->o->busy_poll;
 	int err;
 
-	if (!p->o->events) {
-		if (!hybrid || !p->idle_since) {
-			if (hybrid)
-				p->idle_since = now_ns();
-			cpu_relax();
-			return;
-		}
-		if (now_ns() - p->idle_since < HYBRID_SPIN_NS) {
-			cpu_relax();
-			return;
-		}
-		p->idle_since = 0;
+	if (!spun_enough(p)) {
+		cpu_relax();
+		return;
 	}
 	err = xnic_cq_wait(p->cq, 20);
 	if (err && err != -ETIMEDOUT && err != -EINTR)
