@@ -336,7 +336,12 @@ static int xnic_bs_cm_new_qp(struct xnic_bs_cm *t, struct xnic_qp **qpp)
 		.max_send_wr = 4, .max_recv_wr = 4,
 		.max_send_sge = 1, .max_recv_sge = 1,
 	};
-	int err = xnic_create_qp(t->pd, t->cq, t->cq, &cap, qpp);
+	/* A message sent before its receive is posted waits (RNR). */
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
+	int err = xnic_create_qp_ex(t->pd, t->cq, t->cq, &cap, &attr, qpp);
 
 	if (err)
 		return xnic_coll_seterr(NULL, err, "bootstrap: creating a QP: %s",
@@ -446,6 +451,11 @@ static int xnic_bs_cm_connect(struct xnic_bs_cm *t, uint32_t node0,
 		t->qp[0] = NULL;
 		if (err == -ETIMEDOUT)
 			continue;	/* the loop head decides */
+		/* Rank 0's node is not in the peer table (yet): it may boot. */
+		if (err == -EHOSTUNREACH) {
+			usleep(XNIC_BS_CM_RETRY_US);
+			continue;
+		}
 		if (err != -ECONNREFUSED ||
 		    rep.reject_reason != XNIC_CM_REJ_NO_LISTENER)
 			return xnic_coll_seterr(NULL, err,

@@ -166,6 +166,10 @@ static void xnic_coll_free(struct xnic_comm *c)
 /* Open the device, register the region, create the CQ and the QPs. */
 static int xnic_coll_setup(struct xnic_comm *c, const char *device)
 {
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
 	struct xnic_qp_cap cap;
 	unsigned int cqe;
 	int r, k, err;
@@ -212,8 +216,9 @@ static int xnic_coll_setup(struct xnic_comm *c, const char *device)
 			.max_recv_sge = 1,
 			.max_inline_data = xnic_ctx_info(c->ctx)->max_inline,
 		};
-		err = xnic_create_qp(c->pd, c->cq, c->cq, &cap,
-				     &c->peers[r].qp);
+		/* A rank late to post its receive holds the sender (RNR). */
+		err = xnic_create_qp_ex(c->pd, c->cq, c->cq, &cap, &attr,
+					&c->peers[r].qp);
 		if (err)
 			return xnic_coll_seterr(c, err,
 						"creating the QP for rank %d: %s",

@@ -11,6 +11,11 @@
  * Passive side: REQ -> REQ_RCVD (event to the listener)
  *                  --ACCEPT--> REP_SENT --RTU--> ESTABLISHED
  *                  --REJECT / listener gone--> REJECTED
+ * Both, once the QP is tied to the connection (xnic_cm_bind()):
+ *                ACTIVE_DONE/ESTABLISHED --linger over--> CONNECTED;
+ *                --QP destroyed, reset or errored--> DREQ_SENT --DREP /
+ *                resends exhausted--> freed; --DREQ--> DREQ_RCVD (DREP
+ *                sent, QP to error) --linger over--> freed
  * This file holds the messages, their receipt, the timers and the device
  * lifetime; cm_req.c the applications' requests, cm_priv.h the records.
  * Records that are done linger for as long as the peer may resend (its
@@ -54,6 +59,11 @@ const char *const xnic_cm_counter_names[XNIC_CM_NR_COUNTERS] = {
 	[XNIC_CM_CNT_MALFORMED]		= "cm_malformed",
 	[XNIC_CM_CNT_UNKNOWN_ID]	= "cm_unknown_id",
 	[XNIC_CM_CNT_EVENT_DROPS]	= "cm_event_drops",
+	[XNIC_CM_CNT_DREQ_SENT]		= "cm_dreq_sent",
+	[XNIC_CM_CNT_DREQ_RCVD]		= "cm_dreq_rcvd",
+	[XNIC_CM_CNT_DREP_SENT]		= "cm_drep_sent",
+	[XNIC_CM_CNT_DREP_RCVD]		= "cm_drep_rcvd",
+	[XNIC_CM_CNT_DISCONNECTS]	= "cm_disconnects",
 };
 
 /* Every device's CM, for the netlink socket release notifier. */
@@ -99,6 +109,8 @@ static void xnic_cm_send(struct xnic_cm *cm, u16 node,
 		[XNIC_CM_REP] = XNIC_CM_CNT_REP_SENT,
 		[XNIC_CM_RTU] = XNIC_CM_CNT_RTU_SENT,
 		[XNIC_CM_REJ] = XNIC_CM_CNT_REJ_SENT,
+		[XNIC_CM_DREQ] = XNIC_CM_CNT_DREQ_SENT,
+		[XNIC_CM_DREP] = XNIC_CM_CNT_DREP_SENT,
 	};
 	struct xnic_dev *xdev = cm->xdev;
 	struct xnic_wire_info i = {
@@ -235,7 +247,8 @@ void xnic_cm_free(struct xnic_cm *cm, struct xnic_cm_conn *c)
 	xa_erase(&cm->conns, c->id);
 	if (c->passive)
 		hash_del(&c->hnode);
-	cm->nr_conns--;
+	if (c->state != XNIC_CMS_CONNECTED)
+		cm->nr_conns--;
 	kfree(c);
 }
 
@@ -319,6 +332,120 @@ void xnic_cm_refuse(struct xnic_cm *cm, struct xnic_cm_conn *c,
 	xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));
 }
 
+/* ----------------------------- disconnect ---------------------------- */
+
+/*
+ * The QP of @c, referenced, when it is connected to @c's peer QP (RTR or
+ * RTS, the same node and QPN): else NULL. Context: @cm->lock held.
+ */
+static struct xnic_qp *xnic_cm_conn_qp(struct xnic_cm *cm,
+				       const struct xnic_cm_conn *c)
+{
+	struct xnic_qp *qp = xnic_qp_get(cm->xdev, c->qpn);
+	enum ib_qp_state st;
+
+	if (!qp)
+		return NULL;
+	/* Pairs with modify_qp's store-release: the peer fields are set. */
+	st = smp_load_acquire(&qp->state);
+	if ((st != IB_QPS_RTR && st != IB_QPS_RTS) ||
+	    qp->remote_node != c->node || qp->dest_qpn != c->remote_qpn) {
+		xnic_qp_put(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/**
+ * xnic_cm_bind() - tie a connection that completed to its QP
+ * @cm: the device's CM
+ * @c: a record in ACTIVE_DONE or ESTABLISHED
+ *
+ * When @c's QP is connected to the peer's QP @c names, the QP records
+ * @c's id: destroying, resetting or disconnecting it then sends a DREQ,
+ * and a DREQ from the peer moves it to the error state. A QP that is not
+ * (the application connected it elsewhere) is left alone.
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_bind(struct xnic_cm *cm, struct xnic_cm_conn *c)
+{
+	struct xnic_qp *qp = xnic_cm_conn_qp(cm, c);
+	struct xnic_cm_conn *old;
+
+	if (!qp)
+		return;
+	if (qp->cm_id && qp->cm_id != c->id) {
+		/* Connected again without a reset: the old tie is void. */
+		old = xa_load(&cm->conns, qp->cm_id);
+		if (old && old->bound && old->qpn == c->qpn) {
+			old->bound = false;
+			if (old->state == XNIC_CMS_CONNECTED)
+				xnic_cm_free(cm, old);
+		}
+	}
+	qp->cm_id = c->id;
+	c->bound = true;
+	xnic_qp_put(qp);
+}
+
+/*
+ * @c leaves CONNECTED, if it is there: it counts against
+ * XNIC_CM_MAX_CONNS again (CONNECTED records are bounded by the QPs they
+ * are tied to, not by that limit). Context: @cm->lock held.
+ */
+static void xnic_cm_leave_connected(struct xnic_cm *cm, struct xnic_cm_conn *c)
+{
+	if (c->state == XNIC_CMS_CONNECTED)
+		cm->nr_conns++;
+}
+
+static void xnic_cm_send_dreq(struct xnic_cm *cm, struct xnic_cm_conn *c)
+{
+	struct xnic_cm_info ci = {
+		.type = XNIC_CM_DREQ,
+		.local_id = c->id,
+		.remote_id = c->remote_id,
+		.qpn = c->qpn,
+		.service_id = c->service_id,
+	};
+
+	xnic_cm_send(cm, c->node, &ci);
+}
+
+/**
+ * xnic_cm_qp_disconnect() - a QP is destroyed, reset or moved to the error
+ *	state: tell the peer of its CM connection
+ * @qp: the QP; when destroyed, already out of the device's QP table (so no
+ *	connection can be tied to it any more)
+ *
+ * When @qp is tied to a connection (xnic_cm_bind()), sends a DREQ, resent
+ * every timeout_ms of the connection, retries times, until the DREP comes.
+ * The peer moves its QP to the error state. Nothing happens otherwise.
+ *
+ * Context: process context or softirq; does not sleep.
+ */
+void xnic_cm_qp_disconnect(struct xnic_qp *qp)
+{
+	struct xnic_cm *cm = READ_ONCE(qp->xdev->cm);
+	struct xnic_cm_conn *c;
+
+	if (!cm)
+		return;
+	spin_lock_bh(&cm->lock);
+	c = qp->cm_id ? xa_load(&cm->conns, qp->cm_id) : NULL;
+	qp->cm_id = 0;
+	if (c && c->bound && c->qpn == qp->ibqp.qp_num) {
+		c->bound = false;
+		xnic_cm_leave_connected(cm, c);
+		c->state = XNIC_CMS_DREQ_SENT;
+		c->retries_left = c->retries;
+		xnic_cm_send_dreq(cm, c);
+		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
+	}
+	spin_unlock_bh(&cm->lock);
+}
+
 /* ------------------------------ receive ------------------------------ */
 
 static void xnic_cm_rx_req(struct xnic_cm *cm, u16 node,
@@ -361,6 +488,7 @@ static void xnic_cm_rx_req(struct xnic_cm *cm, u16 node,
 	c->service_id = ci->service_id;
 	c->timeout_ms = ci->timeout_ms;
 	c->retries = ci->retries;
+	c->remote_qpn = ci->qpn;
 	c->owner = l->owner;
 	hash_add(cm->passive, &c->hnode,
 		 xnic_cm_passive_key(node, c->remote_id));
@@ -418,6 +546,7 @@ static void xnic_cm_rx_rep(struct xnic_cm *cm, u16 node,
 	if (xnic_cm_report(cm, c, XNIC_CM_EVENT_REP, ci))
 		return;
 	c->remote_id = ci->local_id;
+	c->remote_qpn = ci->qpn;
 	c->state = XNIC_CMS_REP_RCVD;
 	/* The application connects its QP, then asks for the RTU. */
 	xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));
@@ -434,6 +563,7 @@ static void xnic_cm_rx_rtu(struct xnic_cm *cm, u16 node,
 		return;
 	c->state = XNIC_CMS_ESTABLISHED;
 	xnic_cm_inc(cm, XNIC_CM_CNT_ESTABLISHED);
+	xnic_cm_bind(cm, c);
 	xnic_cm_report(cm, c, XNIC_CM_EVENT_ESTABLISHED, NULL);
 	xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));
 }
@@ -455,6 +585,82 @@ static void xnic_cm_rx_rej(struct xnic_cm *cm, u16 node,
 	}
 }
 
+/* The connected record a DREQ or DREP names; NULL (counted) if none. */
+static struct xnic_cm_conn *xnic_cm_lookup_conn(struct xnic_cm *cm, u16 node,
+						const struct xnic_cm_info *ci)
+{
+	struct xnic_cm_conn *c = xa_load(&cm->conns, ci->remote_id);
+
+	if (!c || c->node != node || c->remote_id != ci->local_id ||
+	    (ci->type == XNIC_CM_DREQ && c->remote_qpn != ci->qpn)) {
+		xnic_cm_inc(cm, XNIC_CM_CNT_UNKNOWN_ID);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * A DREQ: answer DREP, and return the QP to move to the error state
+ * (referenced) once the lock is dropped, or NULL.
+ */
+static struct xnic_qp *xnic_cm_rx_dreq(struct xnic_cm *cm, u16 node,
+				       const struct xnic_cm_info *ci)
+{
+	struct xnic_qp *qp = NULL;
+	struct xnic_cm_conn *c;
+
+	xnic_cm_inc(cm, XNIC_CM_CNT_DREQ_RCVD);
+	c = xnic_cm_lookup_conn(cm, node, ci);
+	if (!c)
+		return NULL;
+	switch (c->state) {
+	case XNIC_CMS_ACTIVE_DONE:
+	case XNIC_CMS_ESTABLISHED:
+	case XNIC_CMS_CONNECTED:
+	case XNIC_CMS_REP_SENT:		/* our RTU was lost, theirs went */
+		break;
+	case XNIC_CMS_DREQ_SENT:	/* both sides at once: both answer */
+	case XNIC_CMS_DREQ_RCVD:	/* a resend: our DREP was lost */
+		xnic_cm_send_short(cm, node, XNIC_CM_DREP, 0, c->id,
+				   c->remote_id, c->service_id, NULL, 0);
+		return NULL;
+	default:
+		/* Not connected: nothing to disconnect. */
+		xnic_cm_inc(cm, XNIC_CM_CNT_UNKNOWN_ID);
+		return NULL;
+	}
+	xnic_cm_send_short(cm, node, XNIC_CM_DREP, 0, c->id, c->remote_id,
+			   c->service_id, NULL, 0);
+	if (c->bound || c->state == XNIC_CMS_REP_SENT)
+		qp = xnic_cm_conn_qp(cm, c);
+	if (qp && c->bound && qp->cm_id != c->id) {
+		xnic_qp_put(qp);
+		qp = NULL;
+	}
+	if (qp) {
+		qp->cm_id = 0;
+		xnic_cm_inc(cm, XNIC_CM_CNT_DISCONNECTS);
+	}
+	c->bound = false;
+	xnic_cm_leave_connected(cm, c);
+	c->state = XNIC_CMS_DREQ_RCVD;
+	if (c->owner.portid)
+		xnic_cm_report(cm, c, XNIC_CM_EVENT_DISCONNECTED, ci);
+	xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));
+	return qp;
+}
+
+static void xnic_cm_rx_drep(struct xnic_cm *cm, u16 node,
+			    const struct xnic_cm_info *ci)
+{
+	struct xnic_cm_conn *c;
+
+	xnic_cm_inc(cm, XNIC_CM_CNT_DREP_RCVD);
+	c = xnic_cm_lookup_conn(cm, node, ci);
+	if (c && c->state == XNIC_CMS_DREQ_SENT)
+		xnic_cm_free(cm, c);
+}
+
 /**
  * xnic_cm_rx() - handle a received CM frame
  * @xdev: the device
@@ -464,7 +670,9 @@ static void xnic_cm_rx_rej(struct xnic_cm *cm, u16 node,
  *
  * Malformed messages (xnic_cm_check(), QP numbers in the header) are
  * dropped and counted in cm_malformed; messages for no record of ours in
- * cm_unknown_id.
+ * cm_unknown_id. A DREQ for a connection of ours moves its QP to the
+ * error state (xnic_qp_to_error(): flushed, IB_EVENT_QP_FATAL) after the
+ * CM lock is dropped.
  *
  * Context: softirq (the member links' packet handler).
  */
@@ -472,6 +680,7 @@ void xnic_cm_rx(struct xnic_dev *xdev, const struct xnic_wire_info *i,
 		struct sk_buff *skb)
 {
 	struct xnic_cm *cm = xdev->cm;
+	struct xnic_qp *qp = NULL;
 	struct xnic_wire_cm w;
 	struct xnic_cm_info ci;
 
@@ -500,8 +709,18 @@ void xnic_cm_rx(struct xnic_dev *xdev, const struct xnic_wire_info *i,
 	case XNIC_CM_REJ:
 		xnic_cm_rx_rej(cm, i->src_node, &ci);
 		break;
+	case XNIC_CM_DREQ:
+		qp = xnic_cm_rx_dreq(cm, i->src_node, &ci);
+		break;
+	case XNIC_CM_DREP:
+		xnic_cm_rx_drep(cm, i->src_node, &ci);
+		break;
 	}
 	spin_unlock_bh(&cm->lock);
+	if (qp) {
+		xnic_qp_to_error(qp, XNIC_QP_ERR_DISCONNECTED);
+		xnic_qp_put(qp);
+	}
 }
 
 /* ------------------------------ timers ------------------------------ */
@@ -527,6 +746,26 @@ static bool xnic_cm_expire(struct xnic_cm *cm, struct xnic_cm_conn *c)
 			xnic_cm_send_rej(cm, c);
 		}
 		xnic_cm_report(cm, c, XNIC_CM_EVENT_TIMEOUT, NULL);
+		break;
+	case XNIC_CMS_DREQ_SENT:
+		if (c->retries_left) {
+			c->retries_left--;
+			xnic_cm_inc(cm, XNIC_CM_CNT_RETRANSMITS);
+			xnic_cm_send_dreq(cm, c);
+			c->deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
+			return true;
+		}
+		/* The peer is gone too, or does not know DREQ. */
+		xnic_cm_inc(cm, XNIC_CM_CNT_TIMEOUTS);
+		break;
+	case XNIC_CMS_ACTIVE_DONE:
+	case XNIC_CMS_ESTABLISHED:
+		if (c->bound) {
+			/* Lingered; stays while the QP is connected. */
+			c->state = XNIC_CMS_CONNECTED;
+			cm->nr_conns--;
+			return true;
+		}
 		break;
 	case XNIC_CMS_REP_RCVD:
 	case XNIC_CMS_REQ_RCVD:
@@ -556,7 +795,11 @@ static void xnic_cm_work(struct work_struct *work)
 	cm->armed = false;
 	now = jiffies;
 	xa_for_each(&cm->conns, id, c) {
+		if (c->state == XNIC_CMS_CONNECTED)
+			continue;	/* no timer */
 		if (!time_before(now, c->deadline) && !xnic_cm_expire(cm, c))
+			continue;
+		if (c->state == XNIC_CMS_CONNECTED)
 			continue;
 		if (!any || time_before(c->deadline, next))
 			next = c->deadline;

@@ -27,6 +27,7 @@ struct sk_buff;
 struct genl_info;
 struct genl_family;
 struct xnic_dev;
+struct xnic_qp;
 struct xnic_wire_info;
 
 /* Connections (in progress or lingering) a device keeps at most. */
@@ -112,9 +113,10 @@ int xnic_cm_reject(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		   u32 id, const u8 *priv, u8 priv_len);
 int xnic_cm_rtu(struct xnic_dev *xdev, const struct xnic_cm_owner *o, u32 id);
 void xnic_cm_release_owner(struct net *net, u32 portid);
+void xnic_cm_qp_disconnect(struct xnic_qp *qp);
 
 /* Counters of the CM, after the transport's and the engine's. */
-#define XNIC_CM_NR_COUNTERS	16
+#define XNIC_CM_NR_COUNTERS	21
 extern const char *const xnic_cm_counter_names[XNIC_CM_NR_COUNTERS];
 void xnic_cm_counters(struct xnic_dev *xdev, u64 *vals);
 

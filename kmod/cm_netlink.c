@@ -196,8 +196,8 @@ static void xnic_cm_nl_private(struct nlattr **tb, const u8 **data, u8 *len)
  * Replies with the connection's id; the outcome is a CM_EVENT later.
  *
  * Context: process context.
- * Return: 0 or -errno: EINVAL (attributes, own node id), ENODEV, ENOBUFS,
- * ENOMEM.
+ * Return: 0 or -errno: EINVAL (attributes, own node id), ENODEV,
+ * EHOSTUNREACH (a node the peer table does not know), ENOBUFS, ENOMEM.
  */
 int xnic_cm_nl_connect_doit(struct sk_buff *skb, struct genl_info *info)
 {
@@ -240,6 +240,9 @@ int xnic_cm_nl_connect_doit(struct sk_buff *skb, struct genl_info *info)
 		if (err == -EINVAL)
 			NL_SET_ERR_MSG_ATTR(info->extack, tb[XNIC_CM_A_NODE],
 					    "cannot connect to the own node");
+		else if (err == -EHOSTUNREACH)
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[XNIC_CM_A_NODE],
+					    "no such node in the peer table");
 	}
 	if (err)
 		goto out;
@@ -385,6 +388,9 @@ int xnic_cm_nl_event(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	     ev->event == XNIC_CM_EVENT_REP) &&
 	    (nla_put_u32(msg, XNIC_CM_A_QPN, ev->qpn) ||
 	     nla_put_u32(msg, XNIC_CM_A_PSN, ev->psn)))
+		goto err;
+	if (ev->event == XNIC_CM_EVENT_DISCONNECTED &&
+	    nla_put_u32(msg, XNIC_CM_A_QPN, ev->qpn))
 		goto err;
 	if (ev->event == XNIC_CM_EVENT_REJ &&
 	    nla_put_u8(msg, XNIC_CM_A_REASON, ev->reason))

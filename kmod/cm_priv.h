@@ -36,6 +36,11 @@ enum xnic_cm_counter {
 	XNIC_CM_CNT_MALFORMED,
 	XNIC_CM_CNT_UNKNOWN_ID,
 	XNIC_CM_CNT_EVENT_DROPS,
+	XNIC_CM_CNT_DREQ_SENT,
+	XNIC_CM_CNT_DREQ_RCVD,
+	XNIC_CM_CNT_DREP_SENT,
+	XNIC_CM_CNT_DREP_RCVD,
+	XNIC_CM_CNT_DISCONNECTS,
 	XNIC_CM_CNT_MAX,
 };
 
@@ -53,6 +58,12 @@ static_assert(XNIC_CM_CNT_MAX == XNIC_CM_NR_COUNTERS);
  * @XNIC_CMS_REP_SENT: passive: REP sent, waiting for the RTU
  * @XNIC_CMS_ESTABLISHED: passive: RTU received; lingers
  * @XNIC_CMS_REJECTED: passive: REJ sent; lingers
+ * @XNIC_CMS_CONNECTED: either side: lingered, the QP is still bound
+ *	(@bound): no timer, waits for a DREQ or for the QP to go
+ * @XNIC_CMS_DREQ_SENT: either side: our QP went, DREQ sent; resent until
+ *	the DREP comes or the resends are exhausted
+ * @XNIC_CMS_DREQ_RCVD: either side: the peer's DREQ was answered with a
+ *	DREP; lingers to answer a repeated DREQ the same way
  */
 enum xnic_cm_state {
 	XNIC_CMS_REQ_SENT,
@@ -62,6 +73,9 @@ enum xnic_cm_state {
 	XNIC_CMS_REP_SENT,
 	XNIC_CMS_ESTABLISHED,
 	XNIC_CMS_REJECTED,
+	XNIC_CMS_CONNECTED,
+	XNIC_CMS_DREQ_SENT,
+	XNIC_CMS_DREQ_RCVD,
 };
 
 /**
@@ -83,6 +97,9 @@ struct xnic_cm_listener {
  * @remote_id: the peer's communication id (0 until known)
  * @node: the peer's node id
  * @passive: created by a REQ (else by CONNECT)
+ * @bound: our QP (@qpn) is connected to the peer's (@remote_qpn) and
+ *	names this record in its cm_id: a DREQ disconnects it, its
+ *	destruction sends a DREQ
  * @state: enum xnic_cm_state
  * @retries: resends allowed (active: ours; passive: the REQ's)
  * @retries_left: resends left of the REQ or REP
@@ -91,6 +108,7 @@ struct xnic_cm_listener {
  * @service_id: the service id
  * @qpn: our QP number (REQ, REP)
  * @psn: our first PSN
+ * @remote_qpn: the peer's QP number (from its REQ or REP)
  * @deadline: when xnic_cm_work() next looks at the record, jiffies
  * @owner: the socket events go to
  * @private_len: bytes of @private_data
@@ -102,6 +120,7 @@ struct xnic_cm_conn {
 	u32 remote_id;
 	u16 node;
 	bool passive;
+	bool bound;
 	u8 state;
 	u8 retries;
 	u8 retries_left;
@@ -110,6 +129,7 @@ struct xnic_cm_conn {
 	u64 service_id;
 	u32 qpn;
 	u32 psn;
+	u32 remote_qpn;
 	unsigned long deadline;
 	struct xnic_cm_owner owner;
 	u8 private_len;
@@ -126,7 +146,8 @@ struct xnic_cm_conn {
  * @conns: communication id -> struct xnic_cm_conn
  * @next_id: xa_alloc_cyclic() cursor of @conns (random start, so that a
  *	reloaded module does not reuse the ids a peer still remembers)
- * @nr_conns: entries of @conns
+ * @nr_conns: entries of @conns but those in CONNECTED (bounded by the
+ *	QPs they are tied to)
  * @nr_listeners: entries of @listeners
  * @dying: being torn down: @work is not armed any more
  * @armed: @work is due at @next_run
@@ -183,6 +204,7 @@ struct xnic_cm_listener *xnic_cm_find_listener(struct xnic_cm *cm,
 					       u64 service_id);
 void xnic_cm_refuse(struct xnic_cm *cm, struct xnic_cm_conn *c, u8 reason,
 		    const u8 *priv, u8 priv_len);
+void xnic_cm_bind(struct xnic_cm *cm, struct xnic_cm_conn *c);
 
 /* cm_req.c */
 void xnic_cm_release_dev(struct xnic_cm *cm, const struct xnic_cm_owner *o);

@@ -107,7 +107,9 @@ int xnic_cm_unlisten(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
  *
  * Context: process context, RTNL held.
  * Return: 0; -EINVAL when @a->node is this device's own node id;
- * -ENOBUFS at XNIC_CM_MAX_CONNS records; -ENOMEM.
+ * -EHOSTUNREACH when the peer table does not know @a->node although it
+ * has had time to learn (xnic_peer_unreachable()); -ENOBUFS at
+ * XNIC_CM_MAX_CONNS records; -ENOMEM.
  */
 int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		    const struct xnic_cm_connect_args *a, u32 *id)
@@ -118,6 +120,8 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 
 	if (a->node == READ_ONCE(xdev->node_id))
 		return -EINVAL;
+	if (xnic_peer_unreachable(xdev, a->node))
+		return -EHOSTUNREACH;
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
@@ -232,7 +236,9 @@ int xnic_cm_reject(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
  * @o: the requesting socket; must own the connection
  * @id: the connection's communication id (from CONNECT)
  *
- * The record then lingers to answer a repeated REP with the RTU again.
+ * The record then lingers to answer a repeated REP with the RTU again,
+ * and is tied to the QP when it is connected to the peer's
+ * (xnic_cm_bind()).
  *
  * Context: process context, RTNL held.
  * Return: 0; -ENOENT: no such connection of @o; -EINVAL: no REP was
@@ -253,6 +259,7 @@ int xnic_cm_rtu(struct xnic_dev *xdev, const struct xnic_cm_owner *o, u32 id)
 	} else {
 		c->state = XNIC_CMS_ACTIVE_DONE;
 		xnic_cm_inc(cm, XNIC_CM_CNT_ESTABLISHED);
+		xnic_cm_bind(cm, c);
 		xnic_cm_send_short(cm, c->node, XNIC_CM_RTU, 0, c->id,
 				   c->remote_id, c->service_id, NULL, 0);
 		xnic_cm_set_deadline(cm, c, xnic_cm_linger(c));

@@ -4,7 +4,11 @@
  * See Documentation/cm.rst. Modelled on the InfiniBand CM (IBTA 1.4,
  * volume 1, chapter 12): REQ, REP, RTU and REJ, each naming the sender's
  * communication id (local_id) and, after the REQ, the receiver's
- * (remote_id).
+ * (remote_id); DREQ and DREP end a connection (IBTA 12.6.10, 12.6.11).
+ *
+ * New message types are how the CM evolves: a node that does not know a
+ * type drops the message as malformed (cm_malformed), so a DREQ to an
+ * older node is resent a bounded number of times and given up.
  *
  * Pure like wire.h: no kernel dependency beyond fixed-width types, so the
  * userspace unit tests include it.
@@ -29,6 +33,9 @@
  *	(IBTA 12.6.9)
  * @XNIC_CM_REJ: either side: refused, see enum xnic_cm_reason
  *	(IBTA 12.6.7)
+ * @XNIC_CM_DREQ: either side of a connection: my QP is gone or
+ *	disconnected, disconnect yours (IBTA 12.6.10)
+ * @XNIC_CM_DREP: answer to a DREQ (IBTA 12.6.11)
  * @XNIC_CM_TYPE_MAX: first value that is not a type
  */
 enum xnic_cm_type {
@@ -36,6 +43,8 @@ enum xnic_cm_type {
 	XNIC_CM_REP = 2,
 	XNIC_CM_RTU = 3,
 	XNIC_CM_REJ = 4,
+	XNIC_CM_DREQ = 5,
+	XNIC_CM_DREP = 6,
 	XNIC_CM_TYPE_MAX,
 };
 
@@ -70,7 +79,7 @@ enum xnic_cm_reason {
  * @local_id: the sender's communication id (never 0, except in a REJ
  *	answering a REQ no connection was created for)
  * @remote_id: the receiver's communication id (0 in a REQ)
- * @qpn: REQ, REP: the sender's QP number (24 bits); otherwise zero
+ * @qpn: REQ, REP, DREQ: the sender's QP number (24 bits); otherwise zero
  * @psn: REQ, REP: the first PSN the sender's QP sends (24 bits)
  * @timeout_ms: REQ: the sender's resend interval, ms; otherwise zero
  * @service_id: REQ: the service connected to; echoed in REP and REJ
@@ -179,7 +188,8 @@ static inline void xnic_cm_decode(struct xnic_cm_info *c,
  * else (remote_id 0), a QP, a resend interval in [XNIC_CM_TIMEOUT_MIN_MS,
  * XNIC_CM_TIMEOUT_MAX_MS] and at most XNIC_CM_RETRIES_MAX resends; REP
  * and RTU name both ends; a REJ names its receiver and a known reason;
- * fields a type does not use are zero.
+ * DREQ and DREP name both ends and carry no private data (a DREQ names
+ * its sender's QP, a DREP no QP); fields a type does not use are zero.
  *
  * Return: true when the message is well formed.
  */
@@ -208,7 +218,11 @@ static inline bool xnic_cm_check(const struct xnic_cm_info *c)
 	case XNIC_CM_REP:
 		return c->local_id && c->remote_id;
 	case XNIC_CM_RTU:
+	case XNIC_CM_DREP:
 		return c->local_id && c->remote_id && !c->qpn && !c->psn &&
+		       !c->private_len;
+	case XNIC_CM_DREQ:
+		return c->local_id && c->remote_id && !c->psn &&
 		       !c->private_len;
 	default: /* XNIC_CM_REJ */
 		return c->remote_id && c->reason < XNIC_CM_REASON_MAX &&

@@ -706,8 +706,35 @@ void xnic_tp_link_changed(struct xnic_dev *xdev)
 	ASSERT_RTNL();
 	if (!p)
 		return;
+	WRITE_ONCE(p->learn_since, jiffies);
 	atomic_set(&p->hello_now, 1);
 	mod_delayed_work(system_wq, &p->hello, 0);
+}
+
+/**
+ * xnic_peer_unreachable() - is a node known not to be reachable?
+ * @xdev: the device
+ * @node: the node id
+ *
+ * Return: true when @node is not in the peer table although the table
+ * has had XNIC_PEER_LEARN_MS to learn since the transport started or a
+ * member link last came; false while it may still be learning.
+ *
+ * Context: any; takes the RCU read lock.
+ */
+bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node)
+{
+	struct xnic_peers *p = xdev->peers;
+	bool known;
+
+	if (!p)
+		return false;
+	rcu_read_lock();
+	known = xa_load(&p->table, node);
+	rcu_read_unlock();
+	return !known &&
+	       time_after(jiffies, READ_ONCE(p->learn_since) +
+			  msecs_to_jiffies(XNIC_PEER_LEARN_MS));
 }
 
 /**
@@ -767,6 +794,7 @@ int xnic_tp_dev_init(struct xnic_dev *xdev)
 	xa_init(&p->table);
 	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
 	p->next_hello = jiffies;
+	p->learn_since = jiffies;
 	xnic_credit_dev_init(&p->credit);
 	if (xnic_cm_dev_init(xdev)) {
 		kfree(p);

@@ -24,6 +24,7 @@
 #include "xnic.h"
 #include "verbs.h"
 #include "engine.h"
+#include "cm.h"
 
 #define XNIC_QPN_MIN		16
 #define XNIC_QPN_MAX		((1U << 24) - 1)
@@ -83,7 +84,7 @@ static void xnic_ring_set_flags(struct xnic_ring *ring, u32 flags)
 	WRITE_ONCE(ring->hdr->flags, READ_ONCE(ring->hdr->flags) | flags);
 }
 
-static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
+static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal, u32 reason)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -98,6 +99,9 @@ static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
 	}
 	/* Readers that see ERR also see everything written before. */
 	smp_store_release(&qp->state, IB_QPS_ERR);
+	WRITE_ONCE(qp->sq.hdr->err_reason, reason);
+	/* Userspace reads the reason after an acquire load of the flag. */
+	smp_wmb();
 	xnic_ring_set_flags(&qp->sq, XNIC_RING_F_ERROR);
 	xnic_ring_set_flags(&qp->rq, XNIC_RING_F_ERROR);
 	spin_unlock_bh(&qp->state_lock);
@@ -111,17 +115,18 @@ static void xnic_qp_set_error(struct xnic_qp *qp, bool fatal)
 /**
  * xnic_qp_to_error() - move a QP to the error state on a fatal error
  * @qp: the QP, referenced by the caller
+ * @reason: enum xnic_qp_err_reason, for the SQ ring header
  *
  * For errors the engine or transport detects: sets IB_QPS_ERR and
  * XNIC_RING_F_ERROR in both ring headers, raises IB_EVENT_QP_FATAL, and
  * has the engine call xnic_tp_qp_flush() in its thread. Nothing happens
- * when the QP is already in the error state.
+ * when the QP is already in the error state (the first reason stays).
  *
  * Context: process context (the engine thread) or softirq; does not sleep.
  */
-void xnic_qp_to_error(struct xnic_qp *qp)
+void xnic_qp_to_error(struct xnic_qp *qp, u32 reason)
 {
-	xnic_qp_set_error(qp, true);
+	xnic_qp_set_error(qp, true, reason);
 }
 
 static void xnic_ring_reset(struct xnic_ring *ring)
@@ -130,6 +135,7 @@ static void xnic_ring_reset(struct xnic_ring *ring)
 	WRITE_ONCE(ring->hdr->producer, 0);
 	WRITE_ONCE(ring->hdr->consumer, 0);
 	WRITE_ONCE(ring->hdr->flags, 0);
+	WRITE_ONCE(ring->hdr->err_reason, XNIC_QP_ERR_NONE);
 }
 
 /**
@@ -195,6 +201,12 @@ static void xnic_qp_teardown(struct xnic_qp *qp)
 	while (!wait_for_completion_timeout(&qp->released, XNIC_WAIT_WARN))
 		ibdev_warn(&xdev->ibdev, "QP %u: still in use by the engine\n",
 			   qp->ibqp.qp_num);
+	/*
+	 * Out of the table (no CM connection can be tied to it any more)
+	 * and done with by the engine: what the QP sent, ACKs of the peer's
+	 * last messages included, is on the wire before the DREQ.
+	 */
+	xnic_cm_qp_disconnect(qp);
 
 	if (qp->tp_ready)
 		xnic_tp_qp_release(qp);
@@ -357,6 +369,9 @@ err_teardown:
  *
  * Returns once neither the engine nor the transport references the QP;
  * ib_core frees it right after. WQEs still outstanding get no completion.
+ * The peer of a CM connection tied to the QP gets a DREQ
+ * (xnic_cm_qp_disconnect()); this also happens when a process dies, as
+ * closing its uverbs file destroys its QPs.
  *
  * Context: process context, may sleep.
  * Return: 0.
@@ -486,7 +501,8 @@ static void xnic_qp_apply_attr(struct xnic_qp *qp, const struct ib_qp_attr *attr
  * stands for "all the link carries"); RTS records sq_psn.
  * ERR has the engine flush the WQEs (no IB_EVENT_QP_FATAL: the user asked
  * for it). RESET waits until the engine has zeroed the rings' indices and
- * renewed the transport state.
+ * renewed the transport state. ERR and RESET both disconnect the CM
+ * connection tied to the QP, if any (a DREQ to the peer).
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a transition or attribute IBTA forbids, a bad
@@ -531,11 +547,14 @@ int xnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (new == IB_QPS_ERR) {
 		spin_unlock_bh(&qp->state_lock);
-		xnic_qp_set_error(qp, false);
+		/* A CM connection's peer is told (DREQ). */
+		xnic_cm_qp_disconnect(qp);
+		xnic_qp_set_error(qp, false, XNIC_QP_ERR_USER);
 	} else if (new == IB_QPS_RESET) {
 		/* The engine reads the state with smp_load_acquire(). */
 		smp_store_release(&qp->state, IB_QPS_RESET);
 		spin_unlock_bh(&qp->state_lock);
+		xnic_cm_qp_disconnect(qp);
 		if (cur != IB_QPS_RESET)
 			xnic_engine_reset_qp(qp->xdev, qp);
 	} else {

@@ -153,7 +153,7 @@ void xnic_rx_fatal(struct xnic_qp *qp, u8 syndrome, u32 psn)
 	rx->err_psn = psn;
 	rx->nak_sent = jiffies;
 	xnic_rx_send_ack(qp, syndrome, psn);
-	xnic_qp_to_error(qp);
+	xnic_qp_to_error(qp, XNIC_QP_ERR_RESPONDER);
 	__xnic_tp_qp_flush(qp);
 }
 
@@ -251,7 +251,7 @@ static int xnic_rx_msg_get(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			ibdev_dbg(&qp->xdev->ibdev,
 				  "QP %u: RQ producer %u, consumer %u: error\n",
 				  xnic_qpn(qp), prod, rq->kidx);
-			xnic_qp_to_error(qp);
+			xnic_qp_to_error(qp, XNIC_QP_ERR_LOCAL);
 			__xnic_tp_qp_flush(qp);
 			return -EIO;
 		}

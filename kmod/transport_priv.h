@@ -99,6 +99,13 @@
 #define XNIC_PEER_STALE_MS	(5 * XNIC_HELLO_MS)
 /* A peer no link heard from for this long (ms) is forgotten. */
 #define XNIC_PEER_EXPIRE_MS	(60 * XNIC_HELLO_MS)
+/*
+ * How long after the transport starts or a member link attaches or comes
+ * up the peer table may still be learning (HELLOs are answered at once
+ * and sent every XNIC_HELLO_MS): before, a node missing from it may yet
+ * come; after, it is unreachable.
+ */
+#define XNIC_PEER_LEARN_MS	(3 * XNIC_HELLO_MS)
 
 /* ------------------------------ counters ------------------------------ */
 
@@ -172,6 +179,8 @@ struct xnic_peer {
  * @table: node id -> struct xnic_peer (readers under RCU)
  * @hello: periodic HELLO on every member link
  * @next_hello: when @hello sends the next HELLOs, jiffies (@hello only)
+ * @learn_since: when the transport started or a member link last came,
+ *	jiffies (written under RTNL, read with READ_ONCE())
  * @hello_now: non-zero: send HELLOs at the next run of @hello
  * @dbg: debugfs directory of the device, or NULL
  * @cnt: counters, enum xnic_tp_counter
@@ -183,6 +192,7 @@ struct xnic_peers {
 	struct xarray table;
 	struct delayed_work hello;
 	unsigned long next_hello;
+	unsigned long learn_since;
 	atomic_t hello_now;
 	struct dentry *dbg;
 	atomic64_t cnt[XNIC_CNT_MAX];
@@ -513,6 +523,7 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 		      u8 *link, bool seal);
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb);
+bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
 			 const struct sk_buff *skb);
 void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,

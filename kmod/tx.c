@@ -77,15 +77,35 @@ void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe, u32 len,
  * @qp: the QP
  * @w: the WQE that failed, which completes with @status (NULL: none in
  *	particular); every other outstanding WQE is flushed
- * @status: XNIC_WC_* of @w
+ * @status: XNIC_WC_* of @w; also says the QP's enum xnic_qp_err_reason
+ *	(retries or RNR retries exhausted, the peer refused, else local)
  *
  * Context: tp lock held.
  */
 void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w, u8 status)
 {
+	u32 reason;
+
+	switch (status) {
+	case XNIC_WC_RETRY_EXC_ERR:
+		reason = XNIC_QP_ERR_RETRY_EXC;
+		break;
+	case XNIC_WC_RNR_RETRY_EXC_ERR:
+		reason = XNIC_QP_ERR_RNR_RETRY_EXC;
+		break;
+	case XNIC_WC_REM_INV_REQ_ERR:
+	case XNIC_WC_REM_ACCESS_ERR:
+	case XNIC_WC_REM_OP_ERR:
+	case XNIC_WC_BAD_RESP_ERR:
+		reason = XNIC_QP_ERR_REMOTE;
+		break;
+	default:
+		reason = XNIC_QP_ERR_LOCAL;
+		break;
+	}
 	if (w && !w->status)
 		w->status = status;
-	xnic_qp_to_error(qp);
+	xnic_qp_to_error(qp, reason);
 	__xnic_tp_qp_flush(qp);
 }
 

@@ -176,6 +176,9 @@ struct xnic_cq {
  *	for the pending list, engine thread only for the active list)
  * @tp: transport state, owned by the engine thread (transport.h)
  * @tclass: traffic class, XNIC_TCLASS_* (set at creation, credit.c)
+ * @cm_id: communication id of the CM connection this QP is bound to
+ *	(0: none); guarded by the device's CM lock (cm.c): the CM sends a
+ *	DREQ when the QP is destroyed, reset or moved to the error state
  */
 struct xnic_qp {
 	struct ib_qp ibqp;
@@ -210,6 +213,7 @@ struct xnic_qp {
 	struct list_head engine_node;
 	struct xnic_qp_tp tp;
 	u8 tclass;
+	u32 cm_id;
 };
 
 static inline struct xnic_ucontext *to_xuctx(struct ib_ucontext *ibuc)
@@ -299,7 +303,7 @@ int xnic_cq_post(struct xnic_cq *cq, const struct xnic_cqe *cqe,
 /* qp.c: used by the engine */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn);
 void xnic_qp_put(struct xnic_qp *qp);
-void xnic_qp_to_error(struct xnic_qp *qp);
+void xnic_qp_to_error(struct xnic_qp *qp, u32 reason);
 void xnic_qp_do_reset(struct xnic_qp *qp);
 
 #endif /* XNIC_VERBS_H */

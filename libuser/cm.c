@@ -351,6 +351,50 @@ static bool xnic_cm_match_id(const struct xnic_cm_ev *ev, uint32_t id)
 	return ev->event != XNIC_CM_EVENT_REQ && ev->id == id;
 }
 
+static bool xnic_cm_match_disc(const struct xnic_cm_ev *ev, uint32_t arg)
+{
+	(void)arg;
+	return ev->event == XNIC_CM_EVENT_DISCONNECTED;
+}
+
+/*
+ * May @qp be connected? The kernel's state, not the library's (a peer's
+ * DREQ moves the QP to error behind the library's back). Return: 0 in
+ * RESET; -EISCONN when connected (RTR, RTS): disconnect and reset it
+ * first; -EINVAL in any other state (INIT, ERR): reset it first.
+ */
+static int xnic_cm_qp_unused(struct xnic_qp *qp)
+{
+	struct xnic_qp_info info;
+	int err;
+
+	err = xnic_query_qp(qp, &info);
+	if (err)
+		return err;
+	if (info.state == XNIC_QPS_RTR || info.state == XNIC_QPS_RTS)
+		return -EISCONN;
+	return info.state == XNIC_QPS_RESET ? 0 : -EINVAL;
+}
+
+const char *xnic_cm_reject_str(unsigned int reason)
+{
+	static const char *const names[] = {
+		[XNIC_CM_REJ_NO_LISTENER] =
+			"nobody listens on the service id (start the server first)",
+		[XNIC_CM_REJ_USER] = "the listening application refused",
+		[XNIC_CM_REJ_LISTENER_GONE] =
+			"the listener went away before answering",
+		[XNIC_CM_REJ_NO_RESOURCES] =
+			"the peer has too many connections in progress (retry later)",
+		[XNIC_CM_REJ_TIMEOUT] =
+			"the peer gave up waiting (no answer in time)",
+	};
+
+	if (reason < sizeof(names) / sizeof(names[0]) && names[reason])
+		return names[reason];
+	return "unknown reason";
+}
+
 static uint32_t xnic_cm_psn(void)
 {
 	uint32_t psn;
@@ -459,8 +503,13 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
 	struct xnic_cm_ev *ev;
 	int err;
 
-	if (len > XNIC_CM_PRIVATE_MAX || (len && !priv) || !req->listener)
+	if (len > XNIC_CM_PRIVATE_MAX)
+		return -EMSGSIZE;
+	if ((len && !priv) || !req->listener)
 		return -EINVAL;
+	err = xnic_cm_qp_unused(qp);
+	if (err)
+		return err;
 	/* Ready to receive before the peer can send: RTR/RTS first. */
 	err = xnic_connect_qp(qp, req->remote_node, req->remote_qpn, psn,
 			      req->remote_psn);
@@ -482,6 +531,9 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
 	case XNIC_CM_EVENT_REJ:
 		err = -ECONNREFUSED;
 		break;
+	case XNIC_CM_EVENT_DISCONNECTED:
+		err = -ECONNRESET;
+		break;
 	default:
 		err = -ETIMEDOUT;
 		break;
@@ -490,9 +542,37 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
 	return err;
 }
 
+int xnic_cm_get_disconnect(struct xnic_cm_listener *l,
+			   struct xnic_cm_disconnect *d, int timeout_ms)
+{
+	struct xnic_cm_ev *ev;
+	int err;
+
+	err = xnic_cm_wait(&l->s, xnic_cm_match_disc, 0, timeout_ms, &ev);
+	if (err)
+		return err;
+	memset(d, 0, sizeof(*d));
+	d->id = ev->id;
+	d->remote_node = ev->node;
+	d->service_id = ev->service_id;
+	d->remote_qpn = ev->qpn;
+	free(ev);
+	return 0;
+}
+
+int xnic_cm_disconnect(struct xnic_qp *qp)
+{
+	if (qp->state == XNIC_QPS_RESET)
+		return -EINVAL;
+	/* The kernel sends the DREQ when a CM-connected QP goes to error. */
+	return xnic_modify_qp_err(qp);
+}
+
 int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len)
 {
-	if (len > XNIC_CM_PRIVATE_MAX || (len && !priv) || !req->listener)
+	if (len > XNIC_CM_PRIVATE_MAX)
+		return -EMSGSIZE;
+	if ((len && !priv) || !req->listener)
 		return -EINVAL;
 	return xnic_cm_answer(req, XNIC_CMD_CM_REJECT, 0, 0, priv, len);
 }
@@ -558,11 +638,19 @@ int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 	struct xnic_cm_sock s;
 	int err;
 
-	if (len > XNIC_CM_PRIVATE_MAX || (len && !priv) || timeout_ms < 1 ||
-	    timeout_ms > (XNIC_CM_RETRIES_MAX + 1) * XNIC_CM_TRY_MAX_MS ||
-	    node >= 0xffff || node == ctx->attr.node_id ||
-	    qp->state != XNIC_QPS_RESET)
+	/* Every misuse has its own errno; nothing is sent before. */
+	if (len > XNIC_CM_PRIVATE_MAX)
+		return -EMSGSIZE;
+	if (timeout_ms < 1 ||
+	    timeout_ms > (XNIC_CM_RETRIES_MAX + 1) * XNIC_CM_TRY_MAX_MS)
+		return -ERANGE;
+	if (node == ctx->attr.node_id)
+		return -EADDRNOTAVAIL;
+	if ((len && !priv) || node >= 0xffff)
 		return -EINVAL;
+	err = xnic_cm_qp_unused(qp);
+	if (err)
+		return err;
 	err = xnic_cm_sock_open(&s, ctx);
 	if (err)
 		return err;

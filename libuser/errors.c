@@ -58,6 +58,25 @@ const char *xnic_wc_opcode_str(unsigned int opcode)
 	}
 }
 
+const char *xnic_qp_err_str(uint32_t reason)
+{
+	static const char *const names[] = {
+		[XNIC_QP_ERR_NONE] = "not in error",
+		[XNIC_QP_ERR_USER] = "moved to error by the application",
+		[XNIC_QP_ERR_DISCONNECTED] = "the peer disconnected",
+		[XNIC_QP_ERR_RETRY_EXC] =
+			"no acknowledgment after every retry (peer unreachable)",
+		[XNIC_QP_ERR_RNR_RETRY_EXC] =
+			"the peer posted no receive after every RNR retry",
+		[XNIC_QP_ERR_REMOTE] = "the peer refused a request",
+		[XNIC_QP_ERR_LOCAL] = "a local work request was bad",
+		[XNIC_QP_ERR_RESPONDER] = "we refused a request of the peer",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] :
+							   "unknown reason";
+}
+
 const char *xnic_event_str(unsigned int type)
 {
 	static const char *const names[] = {

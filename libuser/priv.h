@@ -33,17 +33,6 @@
 #define XNIC_QP_MAX_DEST_RD_ATOMIC	(1U << 17)
 #define XNIC_QP_DEST_QPN		(1U << 20)
 
-/* enum ib_qp_state */
-enum {
-	XNIC_QPS_RESET,
-	XNIC_QPS_INIT,
-	XNIC_QPS_RTR,
-	XNIC_QPS_RTS,
-	XNIC_QPS_SQD,
-	XNIC_QPS_SQE,
-	XNIC_QPS_ERR,
-};
-
 #define XNIC_PSN_MASK	0xffffffU
 
 /**

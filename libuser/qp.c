@@ -5,6 +5,7 @@
  * driver data), destruction, and the engine wakeup of rule D1.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,12 +14,33 @@
 
 #define XNIC_DEFAULT_WR		128
 
-/* RC defaults; the engine has its own timers, these satisfy the core. */
-#define XNIC_QP_TIMEOUT_VAL	14
-#define XNIC_QP_RETRY_VAL	7
-#define XNIC_QP_RNR_RETRY_VAL	7
-#define XNIC_QP_MIN_RNR_VAL	12
 #define XNIC_QP_RD_ATOMIC_VAL	16	/* outstanding RDMA READs */
+/* The attributes xnic_qp_set_attr() takes. */
+#define XNIC_QP_ATTR_REL	(XNIC_QP_ATTR_TIMEOUT | XNIC_QP_ATTR_RETRY_CNT | \
+				 XNIC_QP_ATTR_RNR_RETRY |			 \
+				 XNIC_QP_ATTR_MIN_RNR_TIMER)
+
+/* Values of @a's reliability attributes in range? */
+static bool xnic_qp_attr_ok(const struct xnic_qp_attr *a)
+{
+	return !((a->comp_mask & XNIC_QP_ATTR_TIMEOUT) && a->timeout > 31) &&
+	       !((a->comp_mask & XNIC_QP_ATTR_RETRY_CNT) && a->retry_cnt > 7) &&
+	       !((a->comp_mask & XNIC_QP_ATTR_RNR_RETRY) && a->rnr_retry > 7) &&
+	       !((a->comp_mask & XNIC_QP_ATTR_MIN_RNR_TIMER) &&
+		 a->min_rnr_timer > 31);
+}
+
+static void xnic_qp_attr_keep(struct xnic_qp *qp, const struct xnic_qp_attr *a)
+{
+	if (a->comp_mask & XNIC_QP_ATTR_TIMEOUT)
+		qp->timeout = a->timeout;
+	if (a->comp_mask & XNIC_QP_ATTR_RETRY_CNT)
+		qp->retry_cnt = a->retry_cnt;
+	if (a->comp_mask & XNIC_QP_ATTR_RNR_RETRY)
+		qp->rnr_retry = a->rnr_retry;
+	if (a->comp_mask & XNIC_QP_ATTR_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer;
+}
 
 static int xnic_destroy_qp_cmd(struct xnic_ctx *ctx, uint32_t handle)
 {
@@ -121,7 +143,9 @@ int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
 	if (send_cq->ctx != ctx || recv_cq->ctx != ctx)
 		return -EINVAL;
 	if (attr) {
-		if (attr->comp_mask & ~XNIC_QP_ATTR_TCLASS)
+		if ((attr->comp_mask & ~(XNIC_QP_ATTR_TCLASS |
+					 XNIC_QP_ATTR_REL)) ||
+		    !xnic_qp_attr_ok(attr))
 			return -EINVAL;
 		if (attr->comp_mask & XNIC_QP_ATTR_TCLASS) {
 			if (attr->tclass > XNIC_TCLASS_BULK)
@@ -190,6 +214,12 @@ int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
 	qp->state = XNIC_QPS_RESET;
+	qp->timeout = XNIC_QP_DEF_TIMEOUT;
+	qp->retry_cnt = XNIC_QP_DEF_RETRY_CNT;
+	qp->rnr_retry = XNIC_QP_DEF_RNR_RETRY;
+	qp->min_rnr_timer = XNIC_QP_DEF_MIN_RNR_TIMER;
+	if (attr)
+		xnic_qp_attr_keep(qp, attr);
 
 	cap->max_send_wr = drv.sq_entries;
 	cap->max_recv_wr = drv.rq_entries;
@@ -294,7 +324,7 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
 	req.base.dest_qp_num = remote_qpn;
 	req.base.rq_psn = remote_psn & XNIC_PSN_MASK;
 	req.base.max_dest_rd_atomic = XNIC_QP_RD_ATOMIC_VAL;
-	req.base.min_rnr_timer = XNIC_QP_MIN_RNR_VAL;
+	req.base.min_rnr_timer = qp->min_rnr_timer;
 	drv.remote_node = remote_node;
 	err = xnic_modify(qp, &req, &drv);
 	if (err)
@@ -305,9 +335,9 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
 			     XNIC_QP_RETRY_CNT | XNIC_QP_RNR_RETRY |
 			     XNIC_QP_SQ_PSN | XNIC_QP_MAX_QP_RD_ATOMIC;
 	req.base.qp_state = XNIC_QPS_RTS;
-	req.base.timeout = XNIC_QP_TIMEOUT_VAL;
-	req.base.retry_cnt = XNIC_QP_RETRY_VAL;
-	req.base.rnr_retry = XNIC_QP_RNR_RETRY_VAL;
+	req.base.timeout = qp->timeout;
+	req.base.retry_cnt = qp->retry_cnt;
+	req.base.rnr_retry = qp->rnr_retry;
 	req.base.sq_psn = local_psn & XNIC_PSN_MASK;
 	req.base.max_rd_atomic = XNIC_QP_RD_ATOMIC_VAL;
 	return xnic_modify(qp, &req, NULL);
@@ -321,6 +351,72 @@ int xnic_modify_qp_err(struct xnic_qp *qp)
 	req.base.attr_mask = XNIC_QP_STATE;
 	req.base.qp_state = XNIC_QPS_ERR;
 	return xnic_modify(qp, &req, NULL);
+}
+
+int xnic_qp_set_attr(struct xnic_qp *qp, const struct xnic_qp_attr *a)
+{
+	struct ib_uverbs_ex_modify_qp req;
+	int err;
+
+	if (a->comp_mask & ~(XNIC_QP_ATTR_TCLASS | XNIC_QP_ATTR_REL))
+		return -EOPNOTSUPP;
+	if ((a->comp_mask & XNIC_QP_ATTR_TCLASS) || !xnic_qp_attr_ok(a))
+		return -EINVAL;
+	if (qp->state == XNIC_QPS_RTR || qp->state == XNIC_QPS_RTS) {
+		if (a->comp_mask & ~XNIC_QP_ATTR_MIN_RNR_TIMER)
+			return -EINVAL;
+		if (!a->comp_mask)
+			return 0;
+		memset(&req, 0, sizeof(req));
+		req.base.attr_mask = XNIC_QP_STATE | XNIC_QP_MIN_RNR_TIMER;
+		req.base.qp_state = XNIC_QPS_RTS;
+		req.base.min_rnr_timer = a->min_rnr_timer;
+		if (qp->state != XNIC_QPS_RTS)
+			return -EINVAL;
+		err = xnic_modify(qp, &req, NULL);
+		if (err)
+			return err;
+	} else if (qp->state != XNIC_QPS_RESET &&
+		   qp->state != XNIC_QPS_INIT) {
+		return -EINVAL;
+	}
+	xnic_qp_attr_keep(qp, a);
+	return 0;
+}
+
+int xnic_query_qp(struct xnic_qp *qp, struct xnic_qp_info *info)
+{
+	struct ib_uverbs_query_qp req = { 0 };
+	struct ib_uverbs_query_qp_resp resp;
+	int err;
+
+	req.qp_handle = qp->handle;
+	req.attr_mask = ~0U;
+	memset(&resp, 0, sizeof(resp));
+	err = xnic_cmd(qp->ctx->fd, IB_USER_VERBS_CMD_QUERY_QP, &req,
+		       sizeof(req), NULL, 0, &resp, sizeof(resp), NULL, 0);
+	if (err)
+		return err;
+	memset(info, 0, sizeof(*info));
+	info->state = resp.qp_state;
+	info->dest_qpn = resp.dest_qp_num;
+	info->err_reason = resp.qp_state == XNIC_QPS_ERR ?
+			   xnic_qp_err_reason(qp) : XNIC_QP_ERR_NONE;
+	info->attr.comp_mask = XNIC_QP_ATTR_REL;
+	info->attr.timeout = resp.timeout;
+	info->attr.retry_cnt = resp.retry_cnt;
+	info->attr.rnr_retry = resp.rnr_retry;
+	info->attr.min_rnr_timer = resp.min_rnr_timer;
+	return 0;
+}
+
+uint32_t xnic_qp_err_reason(const struct xnic_qp *qp)
+{
+	/* The kernel writes the reason before the flag (smp_wmb()). */
+	if (!(__atomic_load_n(&qp->sq.hdr->flags, __ATOMIC_ACQUIRE) &
+	      XNIC_RING_F_ERROR))
+		return XNIC_QP_ERR_NONE;
+	return __atomic_load_n(&qp->sq.hdr->err_reason, __ATOMIC_RELAXED);
 }
 
 int xnic_qp_wakeup(struct xnic_qp *qp)

@@ -251,6 +251,7 @@ struct xnic_qp {
 	void *sq_map, *rq_map;
 	size_t sq_map_size, rq_map_size;
 	struct xnic_qp *prev, *next;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 };
 
 /* --------------------------- control path --------------------------- */
@@ -451,20 +452,53 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		   struct xnic_qp **qpp);
 
 /* xnic_qp_attr.comp_mask bits */
-#define XNIC_QP_ATTR_TCLASS	(1U << 0)	/* @tclass is valid */
+#define XNIC_QP_ATTR_TCLASS		(1U << 0)	/* @tclass is valid */
+#define XNIC_QP_ATTR_TIMEOUT		(1U << 1)	/* @timeout */
+#define XNIC_QP_ATTR_RETRY_CNT		(1U << 2)	/* @retry_cnt */
+#define XNIC_QP_ATTR_RNR_RETRY		(1U << 3)	/* @rnr_retry */
+#define XNIC_QP_ATTR_MIN_RNR_TIMER	(1U << 4)	/* @min_rnr_timer */
+
+/* Reliability defaults (IBTA 1.4 section 10.3 encodings). */
+#define XNIC_QP_DEF_TIMEOUT		14	/* 4.096 us * 2^14 = 67 ms */
+#define XNIC_QP_DEF_RETRY_CNT		7
+#define XNIC_QP_DEF_RNR_RETRY		6	/* finite, see below */
+#define XNIC_QP_DEF_MIN_RNR_TIMER	12	/* 0.64 ms */
+#define XNIC_QP_RNR_INFINITE		7	/* rnr_retry: for ever */
 
 /**
- * struct xnic_qp_attr - optional QP creation attributes
+ * struct xnic_qp_attr - optional QP attributes
  * @comp_mask: XNIC_QP_ATTR_* bits naming the valid fields
  * @tclass: traffic class: XNIC_TCLASS_LATENCY (0, the default: served
- *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits)
+ *	first) or XNIC_TCLASS_BULK (1: a weighted share while class 0 waits);
+ *	creation only
+ * @timeout: local ACK timeout, 4.096 us * 2^@timeout, 0..31 (0: the
+ *	engine's own, 200 ms); the engine adapts it to measured round trips
+ * @retry_cnt: resends of an unacknowledged request before the QP fails
+ *	with XNIC_WC_RETRY_EXC_ERR, 0..7
+ * @rnr_retry: resends after an RNR NAK (the peer had no receive posted)
+ *	before the QP fails with XNIC_WC_RNR_RETRY_EXC_ERR, 0..6, counted
+ *	since the last progress; 7 (XNIC_QP_RNR_INFINITE): for ever
+ * @min_rnr_timer: how long a peer waits after our RNR NAK before it
+ *	resends, IBTA encoding 0..31 (1: 0.01 ms .. 12: 0.64 ms .. 31:
+ *	491.52 ms; 0: 655.36 ms); a sender waits what the receiver says
  *
  * Fields are only ever appended, each with a comp_mask bit; a field whose
  * bit is clear is ignored (its default applies), as in libibverbs.
+ *
+ * With the defaults a SEND (or RDMA WRITE with immediate) to a peer that
+ * never posts a receive fails with XNIC_WC_RNR_RETRY_EXC_ERR after 7
+ * tries and 6 waits of the peer's min_rnr_timer (6 x 0.64 ms = 3.84 ms)
+ * plus 7 round trips: milliseconds (Documentation/libxnic.rst has the
+ * measured time). A protocol that relies on the transport to hold a
+ * message until the peer posts its receive sets rnr_retry 7.
  */
 struct xnic_qp_attr {
 	uint32_t comp_mask;
 	uint32_t tclass;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
 };
 
 /**
@@ -510,10 +544,77 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
  * xnic_modify_qp_err() - move a QP to the error state
  * @qp: QP
  *
- * Outstanding WQEs complete with XNIC_WC_WR_FLUSH_ERR.
+ * Outstanding WQEs complete with XNIC_WC_WR_FLUSH_ERR. A QP the CM
+ * connected is disconnected: the peer is told (see xnic_cm_disconnect()).
  * Return: 0 or -errno of the command.
  */
 int xnic_modify_qp_err(struct xnic_qp *qp);
+
+/**
+ * xnic_qp_set_attr() - set reliability attributes of a QP
+ * @qp: QP
+ * @attr: the attributes its comp_mask names (not XNIC_QP_ATTR_TCLASS)
+ *
+ * In RESET or INIT the values are kept and used when the QP is connected
+ * (xnic_connect_qp(), xnic_cm_connect(), xnic_cm_accept()). In RTR or RTS
+ * only XNIC_QP_ATTR_MIN_RNR_TIMER can change (IBTA fixes the others at
+ * the RTR to RTS transition): an EX_MODIFY_QP RTS to RTS.
+ * Return: 0; -EOPNOTSUPP for unknown comp_mask bits; -EINVAL for a value
+ * out of range, XNIC_QP_ATTR_TCLASS, an attribute the state does not
+ * allow to change, or a QP in the error state; -errno of the command.
+ */
+int xnic_qp_set_attr(struct xnic_qp *qp, const struct xnic_qp_attr *attr);
+
+/* QP states (enum ib_qp_state; struct xnic_qp_info.state) */
+enum {
+	XNIC_QPS_RESET,
+	XNIC_QPS_INIT,
+	XNIC_QPS_RTR,
+	XNIC_QPS_RTS,
+	XNIC_QPS_SQD,
+	XNIC_QPS_SQE,
+	XNIC_QPS_ERR,
+};
+
+/**
+ * struct xnic_qp_info - what xnic_query_qp() reports
+ * @state: XNIC_QPS_* as the kernel has it (a QP the peer disconnected, or
+ *	that failed, is in XNIC_QPS_ERR even when the library did not
+ *	move it)
+ * @err_reason: in XNIC_QPS_ERR: XNIC_QP_ERR_* (uapi/xnic-abi.h), why;
+ *	xnic_qp_err_str() names it; otherwise XNIC_QP_ERR_NONE
+ * @dest_qpn: the peer's QP (connected states)
+ * @attr: the attributes in force (comp_mask: all but XNIC_QP_ATTR_TCLASS)
+ */
+struct xnic_qp_info {
+	int state;
+	uint32_t err_reason;
+	uint32_t dest_qpn;
+	struct xnic_qp_attr attr;
+};
+
+/**
+ * xnic_query_qp() - the kernel's state and attributes of a QP
+ * @qp: QP
+ * @info: filled
+ * Return: 0 or -errno of the QUERY_QP command.
+ */
+int xnic_query_qp(struct xnic_qp *qp, struct xnic_qp_info *info);
+
+/**
+ * xnic_qp_err_reason() - why a QP is in the error state, without a syscall
+ * @qp: QP
+ * Return: XNIC_QP_ERR_* from the SQ ring header (XNIC_QP_ERR_NONE while
+ * the QP is not in the error state).
+ */
+uint32_t xnic_qp_err_reason(const struct xnic_qp *qp);
+
+/**
+ * xnic_qp_err_str() - name of an XNIC_QP_ERR_* reason
+ * @reason: the reason
+ * Return: a static string.
+ */
+const char *xnic_qp_err_str(uint32_t reason);
 
 /**
  * xnic_qp_wakeup() - wake the engine for a QP (the D1 syscall)
@@ -543,6 +644,15 @@ int xnic_qp_wakeup(struct xnic_qp *qp);
  * and each connect uses a netlink socket of its own: a listener belongs
  * to the process that holds it and goes away when it is closed or the
  * process exits. Errors are negative errnos (xnic_strerror()).
+ *
+ * Disconnecting (IBTA's DREQ/DREP): destroying a QP the CM connected,
+ * moving it to the error state or to RESET (xnic_cm_disconnect()), or the
+ * death of the process that holds it, sends a DREQ to the peer's kernel,
+ * which answers DREP and moves the peer's QP to the error state: its
+ * outstanding work requests complete with XNIC_WC_WR_FLUSH_ERR, the
+ * context gets an XNIC_EVENT_QP_FATAL asynchronous event for it, and a
+ * listener that accepted the connection gets a disconnect event
+ * (xnic_cm_get_disconnect()).
  */
 
 #define XNIC_CM_PRIVATE_MAX	64
@@ -646,8 +756,11 @@ int xnic_cm_get_request(struct xnic_cm_listener *l, struct xnic_cm_req *req,
  *	the kernel resends the REP
  *
  * Return: 0 once the peer's RTU arrived (both QPs are connected);
- * -EINVAL (@len, @qp not in RESET); -ENOENT: the request expired or was
- * answered; -ECONNREFUSED: the peer gave up (REJ); -ETIMEDOUT: no RTU;
+ * -EMSGSIZE: @len over XNIC_CM_PRIVATE_MAX; -EISCONN: @qp is connected
+ * already; -EINVAL: @qp in another state than RESET; -ENOENT: the request
+ * expired or was
+ * answered; -ECONNREFUSED: the peer gave up (REJ); -ECONNRESET: the peer
+ * disconnected before its RTU arrived; -ETIMEDOUT: no RTU;
  * -errno of the QP transitions or of netlink. On failure @qp is left in
  * the state it reached: move it to error or destroy it.
  */
@@ -659,7 +772,8 @@ int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
  * @req: from xnic_cm_get_request()
  * @priv: private data for the peer (may be NULL when @len is 0)
  * @len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
- * Return: 0; -ENOENT: expired or answered; -EINVAL; -errno of netlink.
+ * Return: 0; -ENOENT: expired or answered; -EMSGSIZE: @len too long;
+ * -EINVAL; -errno of netlink.
  */
 int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
 
@@ -676,16 +790,72 @@ int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len);
  *	intervals of at most 10 s
  * @reply: filled with the peer's answer (may be NULL)
  *
- * Thread safe: every call has a socket of its own.
+ * Thread safe: every call has a socket of its own. The arguments and the
+ * QP's state (asked of the kernel) are checked before anything is sent.
  * Return: 0 when both QPs are connected; -ECONNREFUSED when refused
  * (nobody listens, the listener refused or went away; see
- * @reply->reject_reason); -ETIMEDOUT when nobody answered in time;
- * -EINVAL for bad arguments (own node id, @len, @timeout_ms); -errno of
- * the QP transitions or of netlink.
+ * @reply->reject_reason and xnic_cm_reject_str()); -ETIMEDOUT when
+ * nobody answered in time; -EMSGSIZE: @len over XNIC_CM_PRIVATE_MAX;
+ * -ERANGE: @timeout_ms out of 1..110000; -EADDRNOTAVAIL: @node is this
+ * device's own node id; -EISCONN: @qp is connected already (disconnect
+ * and reset it first); -EINVAL: @qp in another state than RESET, @priv
+ * NULL with @len, @node over 65534; -errno of the QP transitions or of
+ * netlink.
  */
 int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 		    uint64_t service_id, const void *priv, size_t len,
 		    int timeout_ms, struct xnic_cm_reply *reply);
+
+/**
+ * xnic_cm_reject_str() - what a REJ reason means
+ * @reason: struct xnic_cm_reply.reject_reason (XNIC_CM_REJ_*)
+ * Return: a static string saying what happened and what to do.
+ */
+const char *xnic_cm_reject_str(unsigned int reason);
+
+/**
+ * xnic_cm_disconnect() - disconnect a QP the CM connected (rdma_disconnect)
+ * @qp: a QP connected by xnic_cm_connect() or xnic_cm_accept()
+ *
+ * Moves @qp to the error state (its outstanding work requests complete
+ * with XNIC_WC_WR_FLUSH_ERR) and has the kernel send a DREQ to the peer,
+ * resent until its DREP comes (at the connection's REQ interval and
+ * resend count). The peer's QP goes to the error state too, see above.
+ * Does not wait for the DREP. Destroying the QP, or the process's death,
+ * disconnects as well.
+ * Return: 0; -EINVAL when @qp is in RESET (nothing to disconnect); -errno
+ * of the command.
+ */
+int xnic_cm_disconnect(struct xnic_qp *qp);
+
+/**
+ * struct xnic_cm_disconnect - a connection the peer ended (DREQ)
+ * @id: the connection's communication id, as in its struct xnic_cm_req
+ * @remote_node: the peer's node
+ * @service_id: the service id
+ * @remote_qpn: the peer's QP (struct xnic_cm_req.remote_qpn)
+ */
+struct xnic_cm_disconnect {
+	uint32_t id;
+	uint32_t remote_node;
+	uint64_t service_id;
+	uint32_t remote_qpn;
+};
+
+/**
+ * xnic_cm_get_disconnect() - wait for a connection of a listener to end
+ * @l: the listener that accepted the connection
+ * @d: filled with the connection
+ * @timeout_ms: how long to wait; 0: do not wait; negative: for ever
+ *
+ * The peer destroyed or disconnected its QP, or its process died: the QP
+ * that accepted is already in the error state or about to be (its
+ * flushed completions follow). Events are queued on the listener until
+ * taken; xnic_cm_listener_fd() polls readable for them too.
+ * Return: 0; -ETIMEDOUT when none came in time; -errno of netlink.
+ */
+int xnic_cm_get_disconnect(struct xnic_cm_listener *l,
+			   struct xnic_cm_disconnect *d, int timeout_ms);
 
 /* ============================= datapath ============================ */
 /*
@@ -961,6 +1131,10 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
 	uint64_t len = 0;
 	int err;
 
+	/* Not connected: refused here, the QP is left as it is. */
+	if (qp->state == XNIC_QPS_RESET || qp->state == XNIC_QPS_INIT ||
+	    qp->state == XNIC_QPS_RTR)
+		return -ENOTCONN;
 	if (nsge > qp->sq.max_sge)
 		return -EINVAL;
 	if (flags & XNIC_WQE_F_INLINE) {
@@ -991,7 +1165,11 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
  * @rkey: target rkey
  * @wr_id: returned in the CQE
  * @flags: XNIC_WQE_F_*
- * Return: 0; -EAGAIN when the SQ is full; -EINVAL; -errno of the wakeup.
+ * Return: 0; -ENOTCONN when the QP is not connected yet (RESET, INIT or
+ * RTR: nothing is posted and the QP stays usable; connect it first; the
+ * same for every xnic_post_*() but xnic_post_recv()); -EAGAIN when the
+ * SQ is full; -EINVAL; -errno of the wakeup. A QP in the error state
+ * takes the post and completes it with XNIC_WC_WR_FLUSH_ERR.
  */
 static inline int xnic_post_write(struct xnic_qp *qp,
 				  const struct xnic_sge *sg, unsigned int nsge,

@@ -17,7 +17,22 @@
  *    flood of 3000 REQs at a listener that does not read stays bounded;
  *  - hostile netlink requests: missing or oversized attributes, unknown
  *    device, a service id in use (EADDRINUSE), another socket's request
- *    (ENOENT); an unprivileged process may listen.
+ *    (ENOENT); an unprivileged process may listen;
+ *  - disconnect (DREQ/DREP): destroying a QP, xnic_cm_disconnect(), or
+ *    SIGKILL of the process holding it flushes the peer's posted RECV and
+ *    reports the disconnect within 1 s; a forged DREQ is ignored and
+ *    counted;
+ *  - RNR: by default a SEND to a peer with no receive posted fails with
+ *    RNR_RETRY_EXC_ERR within the documented bound; rnr_retry 7 set
+ *    before connecting still waits; the attributes set on each side
+ *    before the CM connected them are in force (xnic_query_qp()), and
+ *    the QP's error reason says why it failed;
+ *  - misuse, each with its own errno and nothing sent: private data over
+ *    64 bytes (EMSGSIZE), timeout 0 (ERANGE), the own node
+ *    (EADDRNOTAVAIL), a connected QP (EISCONN), a node the peer table does
+ *    not know once it had time to learn (EHOSTUNREACH, at once); posting
+ *    on a QP not connected yet (ENOTCONN, the QP then connects);
+ *    xnic_cm_reject_str().
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
  */
@@ -29,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,6 +158,7 @@ struct server {
 	struct xt_buf buf;
 	int n;			/* requests to take */
 	bool reject;		/* refuse them instead */
+	const struct xnic_qp_attr *attr;	/* set on its QPs first */
 	int err;
 	/* many: one QP per request */
 	struct qp_pair qps[NCONN];
@@ -169,6 +186,11 @@ static void *server_main(void *arg)
 		s->err = qp_new(s->dev, p);
 		if (s->err)
 			return NULL;
+		if (s->attr) {
+			s->err = xnic_qp_set_attr(p->qp, s->attr);
+			if (s->err)
+				return NULL;
+		}
 		mi.addr = (uintptr_t)s->buf.p;
 		mi.rkey = s->buf.mr ? s->buf.mr->rkey : 0;
 		mi.len = BUF_LEN;
@@ -303,6 +325,11 @@ TEST_F_TIMEOUT(cm, reject_by_listener, 60)
 	qp_free(&c);
 }
 
+/*
+ * Within XNIC_PEER_LEARN_MS (3 s) of the link coming up a node missing
+ * from the peer table may still come: the REQ is sent and resent. The
+ * fixture set the links up just before.
+ */
 TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0];
@@ -713,6 +740,552 @@ TEST_F_TIMEOUT(cm, req_flood, 300)
 	qp_free(&c);
 	qp_free(&s.p);
 	xt_buf_free(&s.buf);
+}
+
+/* --------------------------- disconnect ---------------------------- */
+
+/* How soon the peer must learn of a disconnect (Documentation/cm.rst). */
+#define DISC_MS		1000
+/*
+ * Connect timeout of the disconnect tests: 4 tries of 250 ms, so the
+ * records' linger (250 ms * 5) is over before the disconnect and the
+ * CONNECTED state is what is tested.
+ */
+#define DISC_CONNECT_MS	1000
+
+/* Post one RECV of @b's first 4 KiB on @qp. */
+static int post_one_recv(struct xnic_qp *qp, struct xt_buf *b, uint64_t id)
+{
+	struct xnic_sge sg = {
+		.addr = (uintptr_t)b->p,
+		.length = 4096,
+		.lkey = b->mr->lkey,
+	};
+
+	return xnic_post_recv(qp, &sg, 1, id);
+}
+
+/*
+ * After the peer's QP went at @t0: @p's posted RECV @id completes with a
+ * flush error and, with @l, the listener reports the disconnect of @id;
+ * without, @ctx gets QP_FATAL for @p's QP. Return: ms since @t0, or -1.
+ */
+static long long wait_disconnected(struct __test_metadata *_metadata,
+				   struct qp_pair *p, uint64_t id,
+				   struct xnic_cm_listener *l, uint32_t cm_id,
+				   struct xnic_ctx *ctx, long long t0)
+{
+	struct xnic_cm_disconnect d;
+	struct xnic_cqe cqe;
+	long long dt;
+	int err;
+
+	err = xt_reap_one(p->cq, &cqe, DISC_MS);
+	EXPECT_EQ(0, err) TH_LOG("no flushed RECV within %d ms", DISC_MS);
+	if (err)
+		return -1;
+	EXPECT_EQ(XNIC_WC_WR_FLUSH_ERR, cqe.status)
+		TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(id, cqe.wr_id);
+	if (l) {
+		err = xnic_cm_get_disconnect(l, &d, DISC_MS);
+		EXPECT_EQ(0, err) TH_LOG("no disconnect event: %s",
+					 xnic_strerror(err));
+		if (!err)
+			EXPECT_EQ(cm_id, d.id);
+	} else {
+		err = xt_wait_async(ctx, XNIC_EVENT_QP_FATAL, p->qp, NULL,
+				    DISC_MS);
+		EXPECT_EQ(0, err) TH_LOG("no QP_FATAL event");
+	}
+	dt = xt_now_ms() - t0;
+	EXPECT_GE(DISC_MS, dt);
+	return err ? -1 : dt;
+}
+
+/* Connect @c on @dc to a server on @ds; the server's QP is s->p. */
+static int disc_connect(struct server *s, struct xt_dev *dc,
+			struct qp_pair *c, uint32_t node)
+{
+	pthread_t t;
+	int err;
+
+	s->n = 1;
+	if (pthread_create(&t, NULL, server_main, s))
+		return -EAGAIN;
+	err = qp_new(dc, c);
+	if (!err)
+		err = xnic_cm_connect(dc->ctx, c->qp, node, SID, NULL, 0,
+				      DISC_CONNECT_MS, NULL);
+	pthread_join(t, NULL);
+	return err ? err : s->err;
+}
+
+TEST_F_TIMEOUT(cm, disconnect_on_destroy, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf rb0 = { 0 }, rb1 = { 0 };
+	struct qp_pair c = { 0 };
+	uint64_t dreq, drep;
+	long long t0, dt;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &rb0, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb1, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	dreq = cm_counter(d0->name, "cm_dreq_sent");
+	drep = cm_counter(d1->name, "cm_drep_sent");
+
+	/* The connecting side destroys its QP: the listener hears of it. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	xt_sleep_ms(2 * DISC_CONNECT_MS);	/* past the linger */
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb1, 11));
+	t0 = xt_now_ms();
+	xnic_destroy_qp(c.qp);
+	c.qp = NULL;
+	dt = wait_disconnected(_metadata, &s.p, 11, s.l, s.req.id, NULL, t0);
+	TH_LOG("active QP destroyed: passive flushed and told in %lld ms",
+	       dt);
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_dreq_sent", dreq, 1));
+	EXPECT_TRUE(counter_reaches(d1->name, "cm_drep_sent", drep, 1));
+	qp_free(&c);
+	qp_free(&s.p);
+
+	/* The accepting side destroys its QP: QP_FATAL on the other. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	xt_sleep_ms(2 * DISC_CONNECT_MS);
+	ASSERT_EQ(0, post_one_recv(c.qp, &rb0, 12));
+	t0 = xt_now_ms();
+	xnic_destroy_qp(s.p.qp);
+	s.p.qp = NULL;
+	dt = wait_disconnected(_metadata, &c, 12, NULL, 0, d0->ctx, t0);
+	TH_LOG("passive QP destroyed: active flushed and told in %lld ms",
+	       dt);
+	qp_free(&c);
+	qp_free(&s.p);
+
+	/* xnic_cm_disconnect(), within the linger: both sides flush. */
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb1, 13));
+	ASSERT_EQ(0, post_one_recv(c.qp, &rb0, 14));
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, xnic_cm_disconnect(c.qp));
+	dt = wait_disconnected(_metadata, &s.p, 13, s.l, s.req.id, NULL, t0);
+	TH_LOG("xnic_cm_disconnect(): peer flushed and told in %lld ms", dt);
+	{
+		struct xnic_cqe cqe;
+
+		ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, DISC_MS));
+		EXPECT_EQ(XNIC_WC_WR_FLUSH_ERR, cqe.status);
+		EXPECT_EQ(14U, cqe.wr_id);
+	}
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&rb0);
+	xt_buf_free(&rb1);
+}
+
+/* Child: connect a QP of its own context to @node, say so, wait to die. */
+static void connector_child(const char *dev, uint32_t node, int fd)
+{
+	struct xt_dev me = { 0 };
+	struct qp_pair c = { 0 };
+	char b = 'C';
+
+	snprintf(me.name, sizeof(me.name), "%s", dev);
+	if (xnic_open(me.name, &me.ctx) || xnic_alloc_pd(me.ctx, &me.pd) ||
+	    qp_new(&me, &c))
+		_exit(1);
+	if (xnic_cm_connect(me.ctx, c.qp, node, SID, NULL, 0,
+			    DISC_CONNECT_MS, NULL))
+		_exit(2);
+	if (write(fd, &b, 1) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+TEST_F_TIMEOUT(cm, disconnect_on_process_death, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1, .n = 1 };
+	struct xt_buf rb = { 0 };
+	long long t0, dt;
+	int fds[2], status;
+	pthread_t t;
+	pid_t pid;
+	char b;
+
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pipe(fds));
+	/* Fork before any thread: the child only uses libxnic. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		connector_child(d0->name, d1->node_id, fds[1]);
+	close(fds[1]);
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+	ASSERT_EQ(1, read(fds[0], &b, 1));
+	close(fds[0]);
+	xt_sleep_ms(2 * DISC_CONNECT_MS);	/* past the linger */
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 21));
+
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	dt = wait_disconnected(_metadata, &s.p, 21, s.l, s.req.id, NULL, t0);
+	TH_LOG("connecting process killed: peer flushed and told in %lld ms",
+	       dt);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	xnic_cm_unlisten(s.l);
+	qp_free(&s.p);
+	xt_buf_free(&rb);
+}
+
+TEST_F_TIMEOUT(cm, disconnect_forged_dreq, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d0 };
+	struct xnic_cm_info ci = { .type = XNIC_CM_DREQ };
+	struct xt_buf rb = { 0 }, sb = { 0 };
+	struct xnic_cm_disconnect d;
+	struct qp_pair c = { 0 };
+	struct injector inj;
+	struct xnic_sge sg;
+	struct xnic_cqe cqe;
+	uint64_t unknown, dreq;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, injector_open(&inj, &self->env));
+	/* Node 2 connects to node 1: node 1's id of it is s.req.id. */
+	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d1, &c, d0->node_id));
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 31));
+	unknown = cm_counter(d0->name, "cm_unknown_id");
+	dreq = cm_counter(d0->name, "cm_dreq_rcvd");
+
+	/* An id node 1 never gave out. */
+	ci.local_id = 0x7777;
+	ci.remote_id = s.req.id + 1000;
+	ci.qpn = c.qp->qpn;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	/* The right id, but not the peer's: its id and QP are guesses. */
+	ci.remote_id = s.req.id;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	ci.qpn = c.qp->qpn ^ 1;
+	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_dreq_rcvd", dreq, 3));
+	EXPECT_TRUE(counter_reaches(d0->name, "cm_unknown_id", unknown, 3));
+
+	/* Nothing happened to the connection: no event, SEND works. */
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_disconnect(s.l, &d, 300));
+	xt_fill(sb.p, 4096, 3);
+	sg.addr = (uintptr_t)sb.p;
+	sg.length = 4096;
+	sg.lkey = sb.mr->lkey;
+	ASSERT_EQ(0, xnic_post_send(c.qp, &sg, 1, 32, XNIC_WQE_F_SIGNALED));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	ASSERT_EQ(0, xt_reap_one(s.p.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	EXPECT_EQ(-1, xt_check_pattern(rb.p, 4096, 3));
+
+	close(inj.sock);
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&rb);
+	xt_buf_free(&sb);
+}
+
+/* ------------------------------- RNR ------------------------------- */
+
+/*
+ * The bound asserted on the default RNR failure: 6 waits of 0.64 ms and 7
+ * round trips take milliseconds; the VM (TCG) gets a generous margin.
+ */
+#define RNR_BOUND_MS	1000
+
+/* Post a signaled 4 KiB SEND of @b on @qp. */
+static int post_one_send(struct xnic_qp *qp, struct xt_buf *b, uint64_t id)
+{
+	struct xnic_sge sg = {
+		.addr = (uintptr_t)b->p,
+		.length = 4096,
+		.lkey = b->mr->lkey,
+	};
+
+	return xnic_post_send(qp, &sg, 1, id, XNIC_WQE_F_SIGNALED);
+}
+
+TEST_F_TIMEOUT(cm, rnr_default_bounded, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf sb = { 0 };
+	struct xnic_qp_info info;
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+	long long t0, dt;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_EQ(XNIC_QP_DEF_RNR_RETRY, info.attr.rnr_retry);
+	EXPECT_EQ(XNIC_QP_DEF_RETRY_CNT, info.attr.retry_cnt);
+	EXPECT_EQ(XNIC_QP_DEF_TIMEOUT, info.attr.timeout);
+	EXPECT_EQ(XNIC_QP_DEF_MIN_RNR_TIMER, info.attr.min_rnr_timer);
+	EXPECT_EQ(XNIC_QP_ERR_NONE, info.err_reason);
+
+	/* The peer never posts a receive. */
+	t0 = xt_now_ms();
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 41));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, RNR_BOUND_MS))
+		TH_LOG("the SEND did not fail within %d ms", RNR_BOUND_MS);
+	dt = xt_now_ms() - t0;
+	TH_LOG("SEND to a peer with no receive: %s after %lld ms",
+	       xnic_wc_status_str(cqe.status), dt);
+	EXPECT_EQ(XNIC_WC_RNR_RETRY_EXC_ERR, cqe.status);
+	EXPECT_EQ(41U, cqe.wr_id);
+	EXPECT_EQ(XNIC_QP_ERR_RNR_RETRY_EXC, xnic_qp_err_reason(c.qp));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_ERR, info.state);
+	EXPECT_EQ(XNIC_QP_ERR_RNR_RETRY_EXC, info.err_reason)
+		TH_LOG("%s", xnic_qp_err_str(info.err_reason));
+
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&sb);
+}
+
+TEST_F_TIMEOUT(cm, rnr_infinite_explicit, 120)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	const struct xnic_qp_attr sattr = {
+		.comp_mask = XNIC_QP_ATTR_MIN_RNR_TIMER | XNIC_QP_ATTR_TIMEOUT,
+		.min_rnr_timer = 14,	/* 1.28 ms */
+		.timeout = 15,
+	};
+	struct xnic_qp_attr cattr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY | XNIC_QP_ATTR_RETRY_CNT,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+		.retry_cnt = 5,
+	};
+	struct server s = { .dev = d1, .n = 1, .attr = &sattr };
+	struct xt_buf sb = { 0 };
+	struct xnic_qp_info info;
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+	pthread_t t;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	/* Bad values and the class are refused; nothing is changed. */
+	cattr.rnr_retry = 8;
+	EXPECT_EQ(-EINVAL, xnic_qp_set_attr(c.qp, &cattr));
+	cattr.rnr_retry = XNIC_QP_RNR_INFINITE;
+	cattr.comp_mask |= 1U << 31;
+	EXPECT_EQ(-EOPNOTSUPP, xnic_qp_set_attr(c.qp, &cattr));
+	cattr.comp_mask &= ~(1U << 31);
+	ASSERT_EQ(0, xnic_qp_set_attr(c.qp, &cattr));
+	EXPECT_EQ(0, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0,
+				     5000, NULL));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+
+	/* What each side set before the CM connected it is in force. */
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_EQ(s.p.qp->qpn, info.dest_qpn);
+	EXPECT_EQ(XNIC_QP_RNR_INFINITE, info.attr.rnr_retry);
+	EXPECT_EQ(5, info.attr.retry_cnt);
+	ASSERT_EQ(0, xnic_query_qp(s.p.qp, &info));
+	EXPECT_EQ(14, info.attr.min_rnr_timer);
+	EXPECT_EQ(15, info.attr.timeout);
+	/* Connected: IBTA lets min_rnr_timer change, not rnr_retry. */
+	EXPECT_EQ(-EINVAL, xnic_qp_set_attr(c.qp, &cattr));
+	{
+		struct xnic_qp_attr m = {
+			.comp_mask = XNIC_QP_ATTR_MIN_RNR_TIMER,
+			.min_rnr_timer = 16,
+		};
+
+		EXPECT_EQ(0, xnic_qp_set_attr(s.p.qp, &m));
+		ASSERT_EQ(0, xnic_query_qp(s.p.qp, &info));
+		EXPECT_EQ(16, info.attr.min_rnr_timer);	/* 2.56 ms */
+	}
+
+	/* No receive: still waiting long after the finite bound. */
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 51));
+	EXPECT_EQ(0, xt_quiet(c.cq, &cqe, 1, 2 * RNR_BOUND_MS))
+		TH_LOG("completed: %s", xt_cqe_str(&cqe));
+	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
+	EXPECT_EQ(XNIC_QPS_RTS, info.state);
+	EXPECT_LT(0U, cm_counter(d1->name, "rnr_naks_sent"));
+
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&sb);
+}
+
+/* ------------------------------ misuse ----------------------------- */
+
+/* The REQs @dev sent so far. */
+static uint64_t reqs_sent(const struct xt_dev *d)
+{
+	return cm_counter(d->name, "cm_req_sent");
+}
+
+TEST_F_TIMEOUT(cm, misuse_private_too_long, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	uint8_t big[XNIC_CM_PRIVATE_MAX + 1] = { 0 };
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-EMSGSIZE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					     big, sizeof(big), 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, misuse_timeout_zero, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-ERANGE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 0, NULL));
+	EXPECT_EQ(-ERANGE, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 110001, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST_F_TIMEOUT(cm, misuse_own_node, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct qp_pair c = { 0 };
+	uint64_t req = reqs_sent(d0);
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-EADDRNOTAVAIL, xnic_cm_connect(d0->ctx, c.qp, d0->node_id,
+						  SID, NULL, 0, 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+/* Posting before the connect: refused at once; the QP then connects. */
+TEST_F_TIMEOUT(cm, post_before_connect, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf sb = { 0 }, rb = { 0 };
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	EXPECT_EQ(-ENOTCONN, post_one_send(c.qp, &sb, 61));
+	EXPECT_EQ(0, xt_quiet(c.cq, &cqe, 1, 200))
+		TH_LOG("a completion: %s", xt_cqe_str(&cqe));
+
+	/* Still in RESET and usable: connect, then the SEND goes. */
+	{
+		pthread_t t;
+		int err;
+
+		s.n = 1;
+		ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+		err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0,
+				      5000, NULL);
+		pthread_join(t, NULL);
+		ASSERT_EQ(0, err) TH_LOG("connect: %s", xnic_strerror(err));
+		ASSERT_EQ(0, s.err);
+	}
+	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 62));
+	ASSERT_EQ(0, post_one_send(c.qp, &sb, 63));
+	ASSERT_EQ(0, xt_reap_one(c.cq, &cqe, XT_WAIT_MS));
+	EXPECT_EQ(XNIC_WC_SUCCESS, cqe.status) TH_LOG("%s", xt_cqe_str(&cqe));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+	xt_buf_free(&sb);
+	xt_buf_free(&rb);
+}
+
+TEST_F_TIMEOUT(cm, misuse_reconnect, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct qp_pair c = { 0 };
+	uint64_t req;
+
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+	req = reqs_sent(d0);
+	EXPECT_EQ(-EISCONN, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					    NULL, 0, 1000, NULL));
+	/* Disconnected (ERR): reset it first. */
+	ASSERT_EQ(0, xnic_cm_disconnect(c.qp));
+	EXPECT_EQ(-EINVAL, xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID,
+					   NULL, 0, 1000, NULL));
+	xt_sleep_ms(100);
+	EXPECT_EQ(req, reqs_sent(d0));
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
+}
+
+TEST_F_TIMEOUT(cm, unknown_node_unreachable, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0];
+	struct qp_pair c = { 0 };
+	long long t0, dt;
+	uint64_t req;
+	int err;
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	/* The peer table had its time to learn (XNIC_PEER_LEARN_MS). */
+	xt_sleep_ms(3500);
+	req = reqs_sent(d0);
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, 77, SID, NULL, 0, 5000, NULL);
+	dt = xt_now_ms() - t0;
+	EXPECT_EQ(-EHOSTUNREACH, err) TH_LOG("%s", xnic_strerror(err));
+	EXPECT_GT(500, dt);
+	TH_LOG("connect to an unknown node failed in %lld ms", dt);
+	EXPECT_EQ(req, reqs_sent(d0));
+	qp_free(&c);
+}
+
+TEST(reject_str)
+{
+	EXPECT_NE(NULL, strstr(xnic_cm_reject_str(XNIC_CM_REJ_NO_LISTENER),
+			       "nobody listens"));
+	EXPECT_NE(NULL, strstr(xnic_cm_reject_str(XNIC_CM_REJ_TIMEOUT),
+			       "gave up"));
+	EXPECT_STREQ("unknown reason", xnic_cm_reject_str(0));
+	EXPECT_STREQ("unknown reason", xnic_cm_reject_str(99));
 }
 
 /* ------------------------- hostile netlink ------------------------- */

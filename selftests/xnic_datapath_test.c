@@ -1238,7 +1238,7 @@ TEST_F_TIMEOUT(dp, post_in_wrong_state, 60)
 	struct xnic_cq *cq;
 	struct xnic_qp *qp;
 	struct xnic_cqe c;
-	int state;
+	int state, k;
 
 	xt_fill_byte(self->b.p, DP_BUF, CANARY);
 	ASSERT_EQ(0, xnic_create_cq(self->env.dev[0].ctx, 16, &cq));
@@ -1249,12 +1249,27 @@ TEST_F_TIMEOUT(dp, post_in_wrong_state, 60)
 					    &qp));
 		if (state)
 			ASSERT_EQ(0, xt_qp_to_init(qp)) TH_LOG("%s", xt_error());
-		ASSERT_EQ(0, xnic_post_write(qp, &s, 1, raddr_of(&self->b, 0),
-					     self->b.mr->rkey, 1,
-					     XNIC_WQE_F_SIGNALED));
-		ASSERT_EQ(0, xnic_post_write(qp, &s, 1, raddr_of(&self->b, 0),
-					     self->b.mr->rkey, 2,
-					     XNIC_WQE_F_SIGNALED));
+		/* The library refuses at once and leaves the QP alone. */
+		EXPECT_EQ(-ENOTCONN,
+			  xnic_post_write(qp, &s, 1, raddr_of(&self->b, 0),
+					  self->b.mr->rkey, 1,
+					  XNIC_WQE_F_SIGNALED));
+		EXPECT_EQ(-ENOTCONN, xnic_post_send(qp, &s, 1, 1, 0));
+		EXPECT_FALSE(__atomic_load_n(&qp->sq.hdr->flags,
+					     __ATOMIC_ACQUIRE) &
+			     XNIC_RING_F_ERROR);
+		EXPECT_EQ(0, xt_quiet(cq, &c, 1, 100));
+		/* Written to the ring anyway: the kernel fails them. */
+		for (k = 1; k <= 2; k++) {
+			struct xnic_sq_wqe *w = xnic_sq_get_wqe(qp);
+
+			ASSERT_NE(NULL, w);
+			ASSERT_EQ(0, xnic_prep_write(w, &s, 1,
+						     raddr_of(&self->b, 0),
+						     self->b.mr->rkey, k,
+						     XNIC_WQE_F_SIGNALED));
+		}
+		ASSERT_LE(0, xnic_sq_submit(qp));
 		REAP(cq, &c, XT_WAIT_MS);
 		EXPECT_EQ(XNIC_WC_LOC_QP_OP_ERR, c.status)
 			TH_LOG("%s: %s", name, xt_cqe_str(&c));

@@ -386,6 +386,11 @@ void xt_buf_free(struct xt_buf *b)
 int xt_conn_create(struct xt_env *e, struct xt_conn *c, unsigned int cqe,
 		   const struct xnic_qp_cap *cap)
 {
+	/* rnr_retry 7, as these tests were written for: a SEND waits. */
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
 	struct xnic_qp_cap cp;
 	int k, err;
 
@@ -399,8 +404,8 @@ int xt_conn_create(struct xt_env *e, struct xt_conn *c, unsigned int cqe,
 		}
 		if (cap)
 			cp = *cap;
-		err = xnic_create_qp(e->dev[k].pd, c->cq[k], c->cq[k],
-				     cap ? &cp : NULL, &c->qp[k]);
+		err = xnic_create_qp_ex(e->dev[k].pd, c->cq[k], c->cq[k],
+					cap ? &cp : NULL, &attr, &c->qp[k]);
 		if (err) {
 			xt_errf("%s: xnic_create_qp: %s", e->dev[k].name,
 				xnic_strerror(err));

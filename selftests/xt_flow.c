@@ -166,7 +166,11 @@ static void xt_flow_stamp(struct xt_flow *f, uint64_t seq)
 int xt_flow_create(struct xt_mesh *e, struct xt_flow *f, int src, int dst,
 		   size_t msg, unsigned int depth, uint32_t tclass)
 {
-	struct xnic_qp_attr attr = { XNIC_QP_ATTR_TCLASS, tclass };
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_TCLASS | XNIC_QP_ATTR_RNR_RETRY,
+		.tclass = tclass,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
 	struct xnic_qp_cap cap = { 0 };
 	int side[2] = { src, dst }, k, err;
 	uint32_t psn = e->cfg->psn, back = psn + e->cfg->psn_back;

@@ -219,6 +219,11 @@ static void ctl_create(struct perf_ctl *c, struct xnic_ctx *ctx,
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 	};
+	/* A message sent before its receive is posted waits (RNR). */
+	struct xnic_qp_attr attr = {
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.rnr_retry = XNIC_QP_RNR_INFINITE,
+	};
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -230,7 +235,7 @@ static void ctl_create(struct perf_ctl *c, struct xnic_ctx *ctx,
 			  &c->mr), "registering the control buffer");
 	check(xnic_create_cq(ctx, cap.max_send_wr + cap.max_recv_wr, &c->cq),
 	      "creating the control CQ");
-	check(xnic_create_qp(pd, c->cq, c->cq, &cap, &c->qp),
+	check(xnic_create_qp_ex(pd, c->cq, c->cq, &cap, &attr, &c->qp),
 	      "creating the control QP");
 }
 
@@ -288,6 +293,16 @@ static bool ctl_reap(struct perf_ctl *c)
 				die("the peer stopped answering on the control QP: %s",
 				    xnic_wc_status_str(e[i].status));
 			c->probing = false;
+			continue;
+		}
+		/*
+		 * The peer's QP went (destroyed, its process exited: the CM's
+		 * DREQ): ours is in error and flushes its receives. Only
+		 * fatal when a message is still expected (perf_ctl_read()).
+		 */
+		if ((e[i].opcode & XNIC_WC_RECV) &&
+		    e[i].status == XNIC_WC_WR_FLUSH_ERR) {
+			c->gone = true;
 			continue;
 		}
 		if (e[i].status != XNIC_WC_SUCCESS)
@@ -370,6 +385,9 @@ void perf_ctl_read(struct perf_ctl *c, void *buf, size_t len,
 		ctl_reap(c);
 		if (c->count)
 			break;
+		if (c->gone)
+			die("the peer stopped answering on the control QP: it disconnected (receiving %s)",
+			    what);
 		if (perf_now_ns() > probe) {
 			ctl_probe(c);
 			probe = perf_now_ns() + CTL_PROBE_NS;

@@ -44,6 +44,7 @@ struct perf_ctl {
 	unsigned int count;
 	unsigned int owed;
 	bool probing;
+	bool gone;	/* a receive was flushed: the peer disconnected */
 };
 
 /* TCP: the listening side accepts one connection; the other connects. */

@@ -480,8 +480,10 @@ static void setup_device(struct perf *p, size_t max_size,
 	err = xnic_create_cq(p->ctx, cap.max_send_wr + cap.max_recv_wr + 16,
 			     &p->cq);
 	check(err, "creating the CQ");
-	qattr.comp_mask = XNIC_QP_ATTR_TCLASS;
+	/* Like perftest: a SEND waits for the receiver's repost (RNR). */
+	qattr.comp_mask = XNIC_QP_ATTR_TCLASS | XNIC_QP_ATTR_RNR_RETRY;
 	qattr.tclass = o->tclass;
+	qattr.rnr_retry = XNIC_QP_RNR_INFINITE;
 	err = xnic_create_qp_ex(p->pd, p->cq, p->cq, &cap, &qattr, &p->qp);
 	check(err, "creating the QP");
 	p->window = tx_depth < cap.max_send_wr ? tx_depth : cap.max_send_wr;

@@ -78,12 +78,43 @@
 #define XNIC_RING_F_ERROR	0x1U	/* QP or CQ in the error state */
 
 /**
+ * enum xnic_qp_err_reason - why a QP went to the error state
+ *	(xnic_ring_hdr.err_reason of its SQ ring)
+ * @XNIC_QP_ERR_NONE: not in the error state (or reset since)
+ * @XNIC_QP_ERR_USER: the application moved it (modify_qp to ERR)
+ * @XNIC_QP_ERR_DISCONNECTED: the peer disconnected the CM connection (its
+ *	QP was destroyed or disconnected, its process died: a DREQ came)
+ * @XNIC_QP_ERR_RETRY_EXC: no acknowledgment after retry_cnt resends (the
+ *	peer node or every path to it is gone)
+ * @XNIC_QP_ERR_RNR_RETRY_EXC: the peer had no receive posted after
+ *	rnr_retry RNR NAKs
+ * @XNIC_QP_ERR_REMOTE: the peer refused a request (NAK: remote access,
+ *	invalid request or operation error)
+ * @XNIC_QP_ERR_LOCAL: a work request of ours was bad (length, protection,
+ *	opcode) or the rings' indices were
+ * @XNIC_QP_ERR_RESPONDER: we refused a request of the peer (NAK sent)
+ */
+enum xnic_qp_err_reason {
+	XNIC_QP_ERR_NONE		= 0,
+	XNIC_QP_ERR_USER		= 1,
+	XNIC_QP_ERR_DISCONNECTED	= 2,
+	XNIC_QP_ERR_RETRY_EXC		= 3,
+	XNIC_QP_ERR_RNR_RETRY_EXC	= 4,
+	XNIC_QP_ERR_REMOTE		= 5,
+	XNIC_QP_ERR_LOCAL		= 6,
+	XNIC_QP_ERR_RESPONDER		= 7,
+};
+
+/**
  * struct xnic_ring_hdr - start of every ring mapping (256 bytes)
  * @producer: next index the producer will fill (written by producer only)
  * @consumer: next index the consumer will read (written by consumer only)
  * @flags: XNIC_RING_F_*, written by the kernel
+ * @err_reason: SQ ring of a QP: enum xnic_qp_err_reason, written by the
+ *	kernel before it sets XNIC_RING_F_ERROR (read it after an acquire
+ *	load of @flags that shows the flag); zero in other rings
  *
- * Each field has its own 64-byte cache line.
+ * Each index has its own 64-byte cache line.
  */
 struct xnic_ring_hdr {
 	__u32 producer;
@@ -91,7 +122,8 @@ struct xnic_ring_hdr {
 	__u32 consumer;
 	__u32 pad1[15];
 	__u32 flags;
-	__u32 pad2[15];
+	__u32 err_reason;
+	__u32 pad2[14];
 	__u32 reserved[16];
 };
 

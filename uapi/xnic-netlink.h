@@ -467,6 +467,11 @@ enum xnic_cm_attr {
  * @XNIC_CM_EVENT_REJ: to a connecting socket: refused (REASON)
  * @XNIC_CM_EVENT_TIMEOUT: no answer after every resend (either side)
  * @XNIC_CM_EVENT_ESTABLISHED: to the accepting socket: the RTU arrived
+ * @XNIC_CM_EVENT_DISCONNECTED: to the socket that owns a connection (the
+ *	listener's for an accepted one) while it is open: the peer's QP was
+ *	destroyed or disconnected (a DREQ came), ours is now in the error
+ *	state with its work requests flushed (ID, NODE, SERVICE_ID, QPN: the
+ *	peer's)
  */
 enum xnic_cm_event {
 	XNIC_CM_EVENT_UNSPEC,
@@ -475,6 +480,7 @@ enum xnic_cm_event {
 	XNIC_CM_EVENT_REJ,
 	XNIC_CM_EVENT_TIMEOUT,
 	XNIC_CM_EVENT_ESTABLISHED,
+	XNIC_CM_EVENT_DISCONNECTED,
 };
 
 #endif /* XNIC_NETLINK_USER_H */

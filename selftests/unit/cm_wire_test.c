@@ -128,6 +128,55 @@ TEST(check_rep_rtu_rej)
 	EXPECT_FALSE(xnic_cm_check(&c));
 }
 
+TEST(check_dreq_drep)
+{
+	struct xnic_cm_info c;
+
+	memset(&c, 0, sizeof(c));
+	c.type = XNIC_CM_DREQ;
+	c.local_id = 7;
+	c.remote_id = 9;
+	c.qpn = 0x123456;	/* the sender's QP */
+	EXPECT_TRUE(xnic_cm_check(&c));
+	c.qpn = 0x1000000;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.qpn = 5;
+	c.remote_id = 0;	/* names both ends */
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.remote_id = 9;
+	c.local_id = 0;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.local_id = 7;
+	c.psn = 1;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.psn = 0;
+	c.private_len = 1;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.private_len = 0;
+	c.reason = XNIC_CM_REASON_USER;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.reason = 0;
+	c.timeout_ms = 1;
+	EXPECT_FALSE(xnic_cm_check(&c));
+
+	memset(&c, 0, sizeof(c));
+	c.type = XNIC_CM_DREP;
+	c.local_id = 9;
+	c.remote_id = 7;
+	EXPECT_TRUE(xnic_cm_check(&c));
+	c.qpn = 5;		/* a DREP names no QP */
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.qpn = 0;
+	c.remote_id = 0;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.remote_id = 7;
+	c.retries = 1;
+	EXPECT_FALSE(xnic_cm_check(&c));
+
+	/* The type after DREP is still unknown. */
+	EXPECT_EQ(7, XNIC_CM_TYPE_MAX);
+}
+
 TEST(wire_check_cm_frames)
 {
 	struct xnic_wire_info i;

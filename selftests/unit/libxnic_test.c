@@ -70,6 +70,7 @@ FIXTURE_SETUP(rings)
 	wq_init(&self->qp.sq, self->sq, N_SQ, 0, XNIC_MAX_SGE);
 	wq_init(&self->qp.rq, self->rq, N_RQ, 0, XNIC_MAX_RECV_SGE);
 	self->qp.max_inline = XNIC_MAX_INLINE;
+	self->qp.state = XNIC_QPS_RTS;	/* connected: posts allowed */
 	/* db_index 130: word 2, bit 2 */
 	self->qp.db_index = 130;
 	self->qp.db_word = &self->page.db_bits[2];
