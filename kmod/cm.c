@@ -407,6 +407,7 @@ static void xnic_cm_send_dreq(struct xnic_cm *cm, struct xnic_cm_conn *c)
 		.local_id = c->id,
 		.remote_id = c->remote_id,
 		.qpn = c->qpn,
+		.psn = c->rx_epsn,
 		.service_id = c->service_id,
 	};
 
@@ -421,17 +422,22 @@ static void xnic_cm_send_dreq(struct xnic_cm *cm, struct xnic_cm_conn *c)
  *
  * When @qp is tied to a connection (xnic_cm_bind()), sends a DREQ, resent
  * every timeout_ms of the connection, retries times, until the DREP comes.
- * The peer moves its QP to the error state. Nothing happens otherwise.
+ * The DREQ carries the PSN @qp's responder expects next: the peer takes it
+ * as a cumulative ACK, then moves its QP to the error state. Nothing
+ * happens otherwise.
  *
- * Context: process context or softirq; does not sleep.
+ * Context: process context or softirq; does not sleep. @qp's transport
+ * state must not be stopped yet (xnic_tp_qp_stop()).
  */
 void xnic_cm_qp_disconnect(struct xnic_qp *qp)
 {
 	struct xnic_cm *cm = READ_ONCE(qp->xdev->cm);
 	struct xnic_cm_conn *c;
+	u32 epsn;
 
 	if (!cm)
 		return;
+	epsn = xnic_tp_qp_rx_epsn(qp);
 	spin_lock_bh(&cm->lock);
 	c = qp->cm_id ? xa_load(&cm->conns, qp->cm_id) : NULL;
 	qp->cm_id = 0;
@@ -440,6 +446,7 @@ void xnic_cm_qp_disconnect(struct xnic_qp *qp)
 		xnic_cm_leave_connected(cm, c);
 		c->state = XNIC_CMS_DREQ_SENT;
 		c->retries_left = c->retries;
+		c->rx_epsn = epsn;
 		xnic_cm_send_dreq(cm, c);
 		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
 	}
@@ -670,9 +677,10 @@ static void xnic_cm_rx_drep(struct xnic_cm *cm, u16 node,
  *
  * Malformed messages (xnic_cm_check(), QP numbers in the header) are
  * dropped and counted in cm_malformed; messages for no record of ours in
- * cm_unknown_id. A DREQ for a connection of ours moves its QP to the
- * error state (xnic_qp_to_error(): flushed, IB_EVENT_QP_FATAL) after the
- * CM lock is dropped.
+ * cm_unknown_id. A DREQ for a connection of ours completes what its
+ * expected PSN acknowledges (xnic_tp_qp_peer_acked()), then moves the QP
+ * to the error state (xnic_qp_to_error(): the rest flushed,
+ * IB_EVENT_QP_FATAL), after the CM lock is dropped.
  *
  * Context: softirq (the member links' packet handler).
  */
@@ -718,6 +726,7 @@ void xnic_cm_rx(struct xnic_dev *xdev, const struct xnic_wire_info *i,
 	}
 	spin_unlock_bh(&cm->lock);
 	if (qp) {
+		xnic_tp_qp_peer_acked(qp, ci.psn);
 		xnic_qp_to_error(qp, XNIC_QP_ERR_DISCONNECTED);
 		xnic_qp_put(qp);
 	}

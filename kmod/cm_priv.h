@@ -109,6 +109,8 @@ struct xnic_cm_listener {
  * @qpn: our QP number (REQ, REP)
  * @psn: our first PSN
  * @remote_qpn: the peer's QP number (from its REQ or REP)
+ * @rx_epsn: DREQ_SENT: the PSN our QP expected next when it went (the
+ *	DREQ's cumulative ACK)
  * @deadline: when xnic_cm_work() next looks at the record, jiffies
  * @owner: the socket events go to
  * @private_len: bytes of @private_data
@@ -130,6 +132,7 @@ struct xnic_cm_conn {
 	u32 qpn;
 	u32 psn;
 	u32 remote_qpn;
+	u32 rx_epsn;
 	unsigned long deadline;
 	struct xnic_cm_owner owner;
 	u8 private_len;

@@ -80,7 +80,10 @@ enum xnic_cm_reason {
  *	answering a REQ no connection was created for)
  * @remote_id: the receiver's communication id (0 in a REQ)
  * @qpn: REQ, REP, DREQ: the sender's QP number (24 bits); otherwise zero
- * @psn: REQ, REP: the first PSN the sender's QP sends (24 bits)
+ * @psn: REQ, REP: the first PSN the sender's QP sends (24 bits); DREQ: the
+ *	PSN the sender's QP expected next, so every PSN before it arrived
+ *	(a cumulative ACK: a message the sender took before it went is not
+ *	flushed when its own ACK loses the race with the DREQ)
  * @timeout_ms: REQ: the sender's resend interval, ms; otherwise zero
  * @service_id: REQ: the service connected to; echoed in REP and REJ
  * @private_data: application data (e.g. an MR's address, rkey, length)
@@ -111,7 +114,7 @@ struct xnic_wire_cm {
  * @local_id: sender's communication id
  * @remote_id: receiver's communication id
  * @qpn: sender's QP number
- * @psn: sender's first PSN
+ * @psn: sender's first PSN (REQ, REP) or expected PSN (DREQ)
  * @timeout_ms: REQ resend interval, ms
  * @service_id: service id
  * @private_data: application data
@@ -189,7 +192,8 @@ static inline void xnic_cm_decode(struct xnic_cm_info *c,
  * XNIC_CM_TIMEOUT_MAX_MS] and at most XNIC_CM_RETRIES_MAX resends; REP
  * and RTU name both ends; a REJ names its receiver and a known reason;
  * DREQ and DREP name both ends and carry no private data (a DREQ names
- * its sender's QP, a DREP no QP); fields a type does not use are zero.
+ * its sender's QP and expected PSN, a DREP no QP); fields a type does not
+ * use are zero.
  *
  * Return: true when the message is well formed.
  */
@@ -222,8 +226,7 @@ static inline bool xnic_cm_check(const struct xnic_cm_info *c)
 		return c->local_id && c->remote_id && !c->qpn && !c->psn &&
 		       !c->private_len;
 	case XNIC_CM_DREQ:
-		return c->local_id && c->remote_id && !c->psn &&
-		       !c->private_len;
+		return c->local_id && c->remote_id && !c->private_len;
 	default: /* XNIC_CM_REJ */
 		return c->remote_id && c->reason < XNIC_CM_REASON_MAX &&
 		       !c->qpn && !c->psn;

@@ -484,6 +484,31 @@ static void xnic_rx_start(struct xnic_qp *qp)
 	rx->started = true;
 }
 
+/**
+ * xnic_tp_qp_rx_epsn() - the PSN a QP's responder expects next
+ * @qp: the QP, referenced by the caller
+ *
+ * Context: process context or softirq; takes the tp lock.
+ * Return: the expected PSN: every PSN before it was received. The RTR's
+ * first PSN when no frame has arrived or the transport state is gone.
+ */
+u32 xnic_tp_qp_rx_epsn(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
+	u32 epsn;
+
+	if (tp && tp->rx.started) {
+		epsn = tp->rx.win.epsn;
+	} else {
+		spin_lock_bh(&qp->state_lock);
+		epsn = qp->rq_psn;
+		spin_unlock_bh(&qp->state_lock);
+	}
+	if (tp)
+		xnic_tp_unlock(tp);
+	return epsn;
+}
+
 /* Handle a frame addressed to an existing QP. */
 static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			     struct sk_buff *skb)

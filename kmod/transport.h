@@ -69,6 +69,19 @@ void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_qp_flush(struct xnic_qp *qp);
 
 /*
+ * Disconnect (DREQ, Documentation/cm.rst):
+ * xnic_tp_qp_rx_epsn(): the PSN the QP's responder expects next, every one
+ *	before it received; the RTR's first PSN if no frame came. Process
+ *	context or softirq; takes the tp lock.
+ * xnic_tp_qp_peer_acked(): a peer that disconnects received every PSN
+ *	before @epsn: complete what that acknowledges, as a cumulative ACK
+ *	would (a PSN outside what was sent is ignored). Softirq or process
+ *	context; takes the tp lock.
+ */
+u32 xnic_tp_qp_rx_epsn(struct xnic_qp *qp);
+void xnic_tp_qp_peer_acked(struct xnic_qp *qp, u32 epsn);
+
+/*
  * Device lifetime of the transport (peer table, HELLO timer, counters,
  * debugfs); peer.c. xnic_tp_dev_init() needs xdev->node_id set;
  * xnic_tp_dev_cleanup() runs without RTNL, after the engine stopped.

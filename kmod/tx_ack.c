@@ -253,6 +253,39 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 }
 
 /**
+ * xnic_tp_qp_peer_acked() - take a disconnecting peer's expected PSN as a
+ *	cumulative ACK
+ * @qp: the QP, referenced by the caller
+ * @epsn: the PSN the peer's responder expected next (its DREQ's PSN)
+ *
+ * A DREQ can overtake the (delayed) ACK of the last messages the peer
+ * took: without this, a SEND that was delivered would be flushed. WQEs
+ * whose every PSN is before @epsn complete with success, as if the ACK had
+ * come (READs still wait for their responses); an @epsn outside
+ * [una, next_psn] acknowledges nothing.
+ *
+ * Context: softirq or process context; takes the tp lock.
+ */
+void xnic_tp_qp_peer_acked(struct xnic_qp *qp, u32 epsn)
+{
+	static const u64 no_sack[XNIC_WIRE_SACK_BITS / 64];
+	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
+	struct xnic_tx *tx;
+	bool holes;
+
+	if (!tp)
+		return;
+	tx = &tp->tx;
+	if (tx->started && !xnic_psn_before(epsn, tx->una) &&
+	    !xnic_psn_before(tx->next_psn, epsn) &&
+	    xnic_tx_ack_slots(tx, epsn, no_sack, &holes)) {
+		xnic_tx_progress(tp);
+		xnic_tx_complete(qp);
+	}
+	xnic_tp_unlock(tp);
+}
+
+/**
  * xnic_tx_read_resp_rx() - place an RDMA READ response
  * @qp: the QP
  * @i: the frame's header, accepted by xnic_wire_check()

@@ -946,6 +946,54 @@ TEST_F_TIMEOUT(cm, disconnect_on_process_death, 120)
 	xt_buf_free(&rb);
 }
 
+/*
+ * The peer took our SEND and disconnected before its ACK of it left: its
+ * DREQ acknowledges what it received (its expected PSN), so the SEND is
+ * not flushed. An unsignaled SEND is ACKed late (delayed ACK), which is
+ * the window a DREQ used to win; a few rounds make that likely.
+ */
+#define DISC_ROUNDS	8
+
+TEST_F_TIMEOUT(cm, disconnect_acks_delivered, 180)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1 };
+	struct xt_buf sb = { 0 }, rb = { 0 };
+	struct qp_pair c = { 0 };
+	struct xnic_cqe cqe[4];
+	int k, n;
+
+	ASSERT_EQ(0, xt_buf_alloc(d0, &sb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xt_buf_alloc(d1, &rb, BUF_LEN, XT_ACCESS_ALL));
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	for (k = 0; k < DISC_ROUNDS; k++) {
+		struct xnic_sge sg = {
+			.addr = (uintptr_t)sb.p,
+			.length = 4096,
+			.lkey = sb.mr->lkey,
+		};
+
+		ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
+		ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 31));
+		ASSERT_EQ(0, xnic_post_send(c.qp, &sg, 1, 32, 0));
+		ASSERT_EQ(0, xt_reap_one(s.p.cq, &cqe[0], DISC_MS));
+		ASSERT_EQ(XNIC_WC_SUCCESS, cqe[0].status)
+			TH_LOG("%s", xt_cqe_str(&cqe[0]));
+		ASSERT_EQ(0, xnic_cm_disconnect(s.p.qp));
+		EXPECT_EQ(0, xt_wait_async(d0->ctx, XNIC_EVENT_QP_FATAL, c.qp,
+					   NULL, DISC_MS));
+		/* Success of an unsignaled SEND completes nothing. */
+		n = xt_quiet(c.cq, cqe, 4, 100);
+		EXPECT_EQ(0, n) TH_LOG("round %d: the delivered SEND: %s", k,
+				       xt_cqe_str(&cqe[0]));
+		qp_free(&c);
+		qp_free(&s.p);
+	}
+	xnic_cm_unlisten(s.l);
+	xt_buf_free(&sb);
+	xt_buf_free(&rb);
+}
+
 TEST_F_TIMEOUT(cm, disconnect_forged_dreq, 120)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];

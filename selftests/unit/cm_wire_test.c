@@ -137,7 +137,11 @@ TEST(check_dreq_drep)
 	c.local_id = 7;
 	c.remote_id = 9;
 	c.qpn = 0x123456;	/* the sender's QP */
+	c.psn = 0xfffffe;	/* its expected PSN */
 	EXPECT_TRUE(xnic_cm_check(&c));
+	c.psn = 0x1000000;
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.psn = 0;
 	c.qpn = 0x1000000;
 	EXPECT_FALSE(xnic_cm_check(&c));
 	c.qpn = 5;
@@ -147,9 +151,6 @@ TEST(check_dreq_drep)
 	c.local_id = 0;
 	EXPECT_FALSE(xnic_cm_check(&c));
 	c.local_id = 7;
-	c.psn = 1;
-	EXPECT_FALSE(xnic_cm_check(&c));
-	c.psn = 0;
 	c.private_len = 1;
 	EXPECT_FALSE(xnic_cm_check(&c));
 	c.private_len = 0;
@@ -167,6 +168,9 @@ TEST(check_dreq_drep)
 	c.qpn = 5;		/* a DREP names no QP */
 	EXPECT_FALSE(xnic_cm_check(&c));
 	c.qpn = 0;
+	c.psn = 1;		/* nor a PSN */
+	EXPECT_FALSE(xnic_cm_check(&c));
+	c.psn = 0;
 	c.remote_id = 0;
 	EXPECT_FALSE(xnic_cm_check(&c));
 	c.remote_id = 7;
