@@ -14,6 +14,7 @@
  */
 #include <linux/ethtool.h>
 #include <linux/ktime.h>
+#include <linux/random.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 
@@ -223,8 +224,10 @@ static int xnic_bond_hb_xmit(struct xnic_bond_link *bl, u16 node,
 }
 
 /*
- * Send a heartbeat request to every peer heard on the link.
- * Return: how many peers the link reaches. Context: softirq.
+ * Send a heartbeat request to every peer heard on the link that answered
+ * one before, and a probe (the same request) to those that did not, within
+ * the device's budget for them (xnic_peer_may_send_unanswered()).
+ * Return: how many peers heartbeats went to. Context: softirq.
  */
 static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl)
 {
@@ -242,11 +245,15 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl)
 		for (k = 0; k < XNIC_MAX_LINKS; k++) {
 			if (peer->path[k].ifindex != ndev->ifindex)
 				continue;
+			if (!READ_ONCE(peer->path[k].answered) &&
+			    !xnic_peer_may_send_unanswered(bl->xdev))
+				continue;
 			n++;
 			if (!xnic_bond_hb_xmit(bl, peer->node,
 					       peer->path[k].mac, 0,
 					       cpu_to_be32(bl->seq++),
-					       cpu_to_be64(local_clock())))
+					       cpu_to_be64(local_clock() ^
+							   bl->hb_key)))
 				xnic_bl_inc(bl, XNIC_BL_HB_SENT);
 		}
 	}
@@ -300,8 +307,10 @@ static void xnic_bond_rtt_sample(struct xnic_bond_link *bl, u64 rtt)
  * @skb: the frame (not consumed), from a node learned on this path
  * @i: its header, accepted by xnic_wire_check()
  *
- * A request is answered on the same link at once; a reply gives a round
- * trip sample. Either tells the peer's view of the link: a peer whose own
+ * A request is answered on the same link at once; a reply that echoes our
+ * keyed time stamp gives a round trip sample and marks the path answered
+ * (it gets every heartbeat from then on). Either tells the peer's view of
+ * the link: a peer whose own
  * measurements find the link bad makes us isolate it too (a one-way
  * failure is then seen from both ends).
  *
@@ -313,7 +322,7 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 	struct xnic_wire_heartbeat hb;
 	struct xnic_bond_link *bl;
 	struct xnic_link *link;
-	bool queue = false, bad;
+	bool queue = false, bad, echo;
 	u64 now = local_clock(), ts;
 
 	if (skb_copy_bits(skb, XNIC_WIRE_HDR_LEN, &hb, sizeof(hb))) {
@@ -333,11 +342,14 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 	} else {
 		xnic_bl_inc(bl, XNIC_BL_HB_RCVD);
 	}
-	ts = be64_to_cpu(hb.tstamp);
+	ts = be64_to_cpu(hb.tstamp) ^ bl->hb_key;
+	/* Our own keyed clock echoed; anything else is not an answer. */
+	echo = (i->flags & XNIC_WF_REPLY) && ts && ts <= now &&
+	       now - ts < NSEC_PER_SEC;
+	if (echo)
+		xnic_peer_answered(xdev, i->src_node, link->ndev->ifindex);
 	spin_lock(&bl->lock);
-	/* Our own clock echoed; anything else is not a sample. */
-	if ((i->flags & XNIC_WF_REPLY) && ts && ts <= now &&
-	    now - ts < NSEC_PER_SEC)
+	if (echo)
 		xnic_bond_rtt_sample(bl, now - ts);
 	bl->remote_bad = bad;
 	if (bad && bl->state == XNIC_LINK_STATE_UP) {
@@ -532,6 +544,7 @@ int xnic_bond_link_init(struct xnic_link *link)
 		bl->down_since_ns = local_clock();
 	bl->cap_w = xnic_bond_cap_weight(link->ndev);
 	bl->health_w = XNIC_BOND_MAX_HEALTH_W;
+	bl->hb_key = get_random_u64();
 	xnic_lcr_link_init(bl);
 	link->bond = bl;
 	hrtimer_init(&bl->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);

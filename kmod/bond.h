@@ -103,6 +103,8 @@ enum xnic_bond_counter {
  * @cap_w: weight from the link's speed (RTNL writes, datapath reads)
  * @health_w: weight from the last window, 1..XNIC_BOND_MAX_HEALTH_W
  * @seq: sequence number of the next heartbeat request
+ * @hb_key: random key our heartbeat time stamps are XORed with: only a
+ *	peer that received one can echo it (struct xnic_path.answered)
  * @miss_run: consecutive intervals in which nothing was heard
  * @rx_seen: XNIC_BL_RX_FRAMES at the last tick
  * @reason: why the state last changed (bond.c's enum xnic_bond_reason)
@@ -142,6 +144,7 @@ struct xnic_bond_link {
 	u32 cap_w;
 	u32 health_w;
 	u32 seq;
+	u64 hb_key;
 	u32 miss_run;
 	u64 rx_seen;
 	u8 reason;

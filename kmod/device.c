@@ -334,6 +334,9 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 	xa_init_flags(&xdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&xdev->mrs, XA_FLAGS_ALLOC);
 	xdev->node_id = (ndev->dev_addr[4] << 8) | ndev->dev_addr[5];
+	/* A MAC ending in ff:ff: the broadcast id is no node's. */
+	if (xdev->node_id == XNIC_NODE_BROADCAST)
+		xdev->node_id--;
 	xdev->params.idle_us = xnic_engine_default_idle_us();
 	xdev->params.hb_interval_ms = XNIC_DEF_HB_INTERVAL_MS;
 	xdev->params.hb_miss = XNIC_DEF_HB_MISS;
@@ -342,6 +345,7 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 		xdev->params.class_weight[i] = XNIC_DEF_CLASS_WEIGHT;
 	xdev->params.peer_timeout_ms = XNIC_DEF_PEER_TIMEOUT_MS;
 	xdev->params.bond_hold_ms = XNIC_DEF_BOND_HOLD_MS;
+	xdev->params.max_peers = XNIC_DEF_MAX_PEERS;
 
 	/*
 	 * Transport and engine exist before any member link can hand them a

@@ -48,8 +48,13 @@ static bool xnic_nl_live;
 
 /* ------------------------------ policies ------------------------------ */
 
+/* XNIC_NODE_BROADCAST is no node's id (the wire never has it as source). */
 static struct netlink_range_validation xnic_range_node_id = {
-	.min = 0, .max = 0xffff,
+	.min = 0, .max = XNIC_NODE_BROADCAST - 1,
+};
+
+static struct netlink_range_validation xnic_range_max_peers = {
+	.min = 1, .max = XNIC_NODE_BROADCAST - 1,
 };
 
 static struct netlink_range_validation xnic_range_idle_us = {
@@ -103,6 +108,8 @@ static const struct nla_policy xnic_param_policy[XNIC_PARAM_A_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_bond_ms),
 	[XNIC_PARAM_A_BOND_HOLD_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_bond_ms),
+	[XNIC_PARAM_A_MAX_PEERS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_max_peers),
 };
 
 static const struct nla_policy xnic_param_set_policy[XNIC_A_MAX + 1] = {
@@ -600,7 +607,8 @@ static int xnic_nl_param_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, XNIC_PARAM_A_BOND_POLICY, pa->bond_policy) ||
 	    nla_put_u32(msg, XNIC_PARAM_A_PEER_TIMEOUT_MS,
 			pa->peer_timeout_ms) ||
-	    nla_put_u32(msg, XNIC_PARAM_A_BOND_HOLD_MS, pa->bond_hold_ms))
+	    nla_put_u32(msg, XNIC_PARAM_A_BOND_HOLD_MS, pa->bond_hold_ms) ||
+	    nla_put_u32(msg, XNIC_PARAM_A_MAX_PEERS, pa->max_peers))
 		goto err_unlock;
 	nla_nest_end(msg, nest);
 	rtnl_unlock();
@@ -683,6 +691,7 @@ static int xnic_nl_param_set_doit(struct sk_buff *skb, struct genl_info *info)
 	xnic_nl_set_u32(&pa->bond_policy, tb[XNIC_PARAM_A_BOND_POLICY]);
 	xnic_nl_set_u32(&pa->peer_timeout_ms, tb[XNIC_PARAM_A_PEER_TIMEOUT_MS]);
 	xnic_nl_set_u32(&pa->bond_hold_ms, tb[XNIC_PARAM_A_BOND_HOLD_MS]);
+	xnic_nl_set_u32(&pa->max_peers, tb[XNIC_PARAM_A_MAX_PEERS]);
 	if (tb[XNIC_PARAM_A_HB_INTERVAL_MS])
 		xnic_bond_params_changed(xdev);
 out:

@@ -50,6 +50,8 @@ const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
 	[XNIC_CNT_RNR_NAKS_RCVD]	= "rnr_naks_rcvd",
 	[XNIC_CNT_HELLO_SENT]		= "hello_sent",
 	[XNIC_CNT_HELLO_RCVD]		= "hello_rcvd",
+	[XNIC_CNT_PEERS_REFUSED]	= "peers_refused",
+	[XNIC_CNT_UNANSWERED_LIMITED]	= "tx_unanswered_limited",
 };
 
 /**
@@ -402,7 +404,8 @@ static bool xnic_path_stale(const struct xnic_path *path)
  * learned is only replaced once it went stale (the peer was re-created);
  * until then a contradicting HELLO is forged.
  * Return: 1 when the peer or path is new, 0 when known, -EPERM when it
- * contradicts what we learned (forged), -ENOMEM/-ENOSPC.
+ * contradicts what we learned (forged), -ENOBUFS when @node is new and the
+ * table holds max_peers nodes, -ENOMEM/-ENOSPC.
  */
 static int xnic_peer_learn(struct xnic_peers *p, u16 node, u64 guid,
 			   int ifindex, const u8 *mac)
@@ -449,6 +452,10 @@ static int xnic_peer_learn(struct xnic_peers *p, u16 node, u64 guid,
 		}
 		peer = kmemdup(old, sizeof(*old), GFP_ATOMIC);
 	} else {
+		if (p->nr_peers >= READ_ONCE(p->xdev->params.max_peers)) {
+			ret = -ENOBUFS;
+			goto out;
+		}
 		slot = 0;
 		peer = kzalloc(sizeof(*peer), GFP_ATOMIC);
 	}
@@ -460,12 +467,15 @@ static int xnic_peer_learn(struct xnic_peers *p, u16 node, u64 guid,
 	peer->guid = guid;
 	peer->path[slot].ifindex = ifindex;
 	ether_addr_copy(peer->path[slot].mac, mac);
+	peer->path[slot].answered = false;
 	peer->path[slot].last_seen = jiffies;
 	ret = xa_err(xa_store(&p->table, node, peer, GFP_ATOMIC));
 	if (ret) {
 		kfree(peer);
 		goto out;
 	}
+	if (!old)
+		p->nr_peers++;
 	if (!old || old->guid != guid) {
 		struct xnic_tp_peer_info pi;
 
@@ -481,13 +491,58 @@ out:
 }
 
 /**
+ * xnic_peer_may_send_unanswered() - take a token for a frame to a path that
+ *	never answered
+ * @xdev: the device
+ *
+ * HELLO replies and heartbeat probes go to senders of HELLOs that may be
+ * forged; together they stay within XNIC_UNANSWERED_PER_S per device, so a
+ * flood of forged HELLOs is not amplified.
+ *
+ * Context: any.
+ * Return: true when the frame may go; false (counted in
+ * tx_unanswered_limited) when not.
+ */
+bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev)
+{
+	if (__ratelimit(&xdev->peers->unanswered))
+		return true;
+	xnic_cnt_inc(xdev, XNIC_CNT_UNANSWERED_LIMITED);
+	return false;
+}
+
+/**
+ * xnic_peer_answered() - a peer answered a heartbeat over a path
+ * @xdev: the device
+ * @node: the peer
+ * @ifindex: the member link it answered on
+ *
+ * From now on the path gets every heartbeat (struct xnic_path.answered).
+ *
+ * Context: softirq, RCU read side.
+ */
+void xnic_peer_answered(struct xnic_dev *xdev, u16 node, int ifindex)
+{
+	struct xnic_peer *peer = xa_load(&xdev->peers->table, node);
+	int k;
+
+	if (!peer)
+		return;
+	for (k = 0; k < XNIC_MAX_LINKS; k++)
+		if (peer->path[k].ifindex == ifindex &&
+		    !READ_ONCE(peer->path[k].answered))
+			WRITE_ONCE(peer->path[k].answered, true);
+}
+
+/**
  * xnic_peer_hello_rx() - handle a HELLO
  * @xdev: the device
  * @skb: the frame (not consumed)
  * @i: its header, accepted by xnic_wire_check()
  *
- * Learns the sender and, when it or the path is new and the HELLO is not
- * itself an answer, answers on the same link.
+ * Learns the sender (unless the table is full: peers_refused) and, when it
+ * or the path is new and the HELLO is not itself an answer, answers on the
+ * same link, within XNIC_UNANSWERED_PER_S.
  *
  * Context: engine thread.
  */
@@ -513,6 +568,10 @@ void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		goto out;
 	ret = xnic_peer_learn(xdev->peers, i->src_node,
 			      be64_to_cpu(hello.node_guid), skb->skb_iif, src);
+	if (ret == -ENOBUFS) {
+		xnic_cnt_inc(xdev, XNIC_CNT_PEERS_REFUSED);
+		goto out;
+	}
 	if (ret == -EPERM) {
 		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
 		if (net_ratelimit())
@@ -522,6 +581,9 @@ void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		goto out;
 	}
 	if (ret == 1 && !(i->flags & XNIC_WF_REPLY)) {
+		/* Whoever sent it has not answered anything yet. */
+		if (!xnic_peer_may_send_unanswered(xdev))
+			goto out;
 		reply = xnic_hello_build(xdev, link->ndev, i->src_node,
 					 XNIC_WF_REPLY);
 		if (!reply)
@@ -547,7 +609,7 @@ static int xnic_peers_show(struct seq_file *s, void *unused)
 	unsigned long node;
 	int k;
 
-	seq_puts(s, "node  guid              link             mac                age_ms\n");
+	seq_puts(s, "node  guid              link             mac                age_ms answered\n");
 	rcu_read_lock();
 	xa_for_each(&p->table, node, peer) {
 		for (k = 0; k < XNIC_MAX_LINKS; k++) {
@@ -556,12 +618,13 @@ static int xnic_peers_show(struct seq_file *s, void *unused)
 			if (!path->ifindex)
 				continue;
 			link = xnic_link_by_ifindex(p->xdev, path->ifindex);
-			seq_printf(s, "%-5u %016llx  %-16s %pM  %u\n",
+			seq_printf(s, "%-5u %016llx  %-16s %pM  %-6u %u\n",
 				   peer->node, peer->guid,
 				   link ? link->ndev->name : "(gone)",
 				   path->mac,
 				   jiffies_to_msecs(jiffies -
-						    READ_ONCE(path->last_seen)));
+						    READ_ONCE(path->last_seen)),
+				   READ_ONCE(path->answered));
 		}
 	}
 	rcu_read_unlock();
@@ -661,6 +724,7 @@ static void xnic_peers_expire(struct xnic_peers *p)
 		xnic_peer_info(peer, -1, &pi);
 		xnic_nl_peer_event(p->xdev, &pi, XNIC_EVENT_PEER_LEAVE);
 		xa_erase(&p->table, node);
+		p->nr_peers--;
 		kfree_rcu(peer, rcu);
 	}
 	spin_unlock(&p->lock);
@@ -765,6 +829,7 @@ void xnic_tp_link_detached(struct xnic_dev *xdev, int ifindex)
 		if (!copy) {
 			/* Unreachable for now; a later HELLO relearns it. */
 			xa_erase(&p->table, node);
+			p->nr_peers--;
 		} else {
 			memset(&copy->path[k], 0, sizeof(copy->path[k]));
 			xa_store(&p->table, node, copy, GFP_ATOMIC);
@@ -795,6 +860,9 @@ int xnic_tp_dev_init(struct xnic_dev *xdev)
 	INIT_DELAYED_WORK(&p->hello, xnic_hello_work);
 	p->next_hello = jiffies;
 	p->learn_since = jiffies;
+	ratelimit_state_init(&p->unanswered, HZ, XNIC_UNANSWERED_PER_S);
+	/* Its "callbacks suppressed" message: the counter says it. */
+	ratelimit_set_flags(&p->unanswered, RATELIMIT_MSG_ON_RELEASE);
 	xnic_credit_dev_init(&p->credit);
 	if (xnic_cm_dev_init(xdev)) {
 		kfree(p);

@@ -35,6 +35,7 @@
 #include <linux/atomic.h>
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
+#include <linux/ratelimit.h>
 #include <linux/rcupdate.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -99,6 +100,8 @@
 #define XNIC_PEER_STALE_MS	(5 * XNIC_HELLO_MS)
 /* A peer no link heard from for this long (ms) is forgotten. */
 #define XNIC_PEER_EXPIRE_MS	(60 * XNIC_HELLO_MS)
+/* Frames per second a device sends to paths that never answered. */
+#define XNIC_UNANSWERED_PER_S	100
 /*
  * How long after the transport starts or a member link attaches or comes
  * up the peer table may still be learning (HELLOs are answered at once
@@ -138,6 +141,8 @@ enum xnic_tp_counter {
 	XNIC_CNT_RNR_NAKS_RCVD,
 	XNIC_CNT_HELLO_SENT,
 	XNIC_CNT_HELLO_RCVD,
+	XNIC_CNT_PEERS_REFUSED,
+	XNIC_CNT_UNANSWERED_LIMITED,
 	XNIC_CNT_MAX,
 };
 
@@ -149,11 +154,15 @@ static_assert(XNIC_CNT_MAX == XNIC_TP_NR_COUNTERS);
  * struct xnic_path - how one member link reaches a peer
  * @ifindex: the member netdev's ifindex; 0 for an unused slot
  * @mac: the peer's MAC address on that link
+ * @answered: the peer answered a heartbeat over this path (echoing our
+ *	keyed time stamp): it gets every heartbeat. Until then it gets only
+ *	probes, within the device's XNIC_UNANSWERED_PER_S (written in place)
  * @last_seen: jiffies of the last frame accepted over this path
  */
 struct xnic_path {
 	int ifindex;
 	u8 mac[ETH_ALEN];
+	bool answered;
 	unsigned long last_seen;
 };
 
@@ -182,6 +191,10 @@ struct xnic_peer {
  * @learn_since: when the transport started or a member link last came,
  *	jiffies (written under RTNL, read with READ_ONCE())
  * @hello_now: non-zero: send HELLOs at the next run of @hello
+ * @nr_peers: entries of @table (@lock), at most params.max_peers
+ * @unanswered: rate of the frames sent to paths that never answered
+ *	(HELLO replies, heartbeat probes): forged HELLOs cannot make the
+ *	device amplify them
  * @dbg: debugfs directory of the device, or NULL
  * @cnt: counters, enum xnic_tp_counter
  * @credit: flow control state (credit.c)
@@ -194,6 +207,8 @@ struct xnic_peers {
 	unsigned long next_hello;
 	unsigned long learn_since;
 	atomic_t hello_now;
+	unsigned int nr_peers;
+	struct ratelimit_state unanswered;
 	struct dentry *dbg;
 	atomic64_t cnt[XNIC_CNT_MAX];
 	struct xnic_credit_dev credit;
@@ -524,6 +539,8 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb);
 bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node);
+bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev);
+void xnic_peer_answered(struct xnic_dev *xdev, u16 node, int ifindex);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
 			 const struct sk_buff *skb);
 void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,

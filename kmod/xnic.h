@@ -92,6 +92,7 @@ extern const struct kernel_param_ops xnic_uint_param_ops;
 #define XNIC_DEF_CLASS_WEIGHT	1
 #define XNIC_DEF_PEER_TIMEOUT_MS	1000
 #define XNIC_DEF_BOND_HOLD_MS	500
+#define XNIC_DEF_MAX_PEERS	1024
 /* Traffic classes with a weight (uapi XNIC_NR_CLASSES). */
 #define XNIC_NR_TCLASSES	2
 
@@ -108,6 +109,8 @@ extern const struct kernel_param_ops xnic_uint_param_ops;
  *	after this long, ms; 0: never (bonding)
  * @bond_hold_ms: a recovering link must stay healthy this long, ms
  *	(bonding)
+ * @max_peers: nodes the peer table holds at most; HELLOs of more are
+ *	refused (peers_refused)
  *
  * Written under RTNL with WRITE_ONCE(); read anywhere with READ_ONCE().
  * The node id is xnic_dev.node_id.
@@ -121,6 +124,7 @@ struct xnic_params {
 	u32 bond_policy;
 	u32 peer_timeout_ms;
 	u32 bond_hold_ms;
+	u32 max_peers;
 };
 
 /**

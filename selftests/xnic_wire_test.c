@@ -544,6 +544,109 @@ TEST_F_TIMEOUT(wire, forged_and_misdirected, 60)
 	check_pair(_metadata, self);
 }
 
+/* Lines of device 0's peer table (paths), and whether node @node answered. */
+static int peer_paths(FIXTURE_DATA(wire) *self, unsigned int node,
+		      bool *answered)
+{
+	char path[160], line[256];
+	unsigned int n, ans;
+	int paths = 0;
+	FILE *f;
+
+	*answered = false;
+	snprintf(path, sizeof(path), XT_DEBUGFS "/%s/peers",
+		 self->env.dev[0].name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %*x %*s %*s %*u %u", &n, &ans) != 2)
+			continue;
+		paths++;
+		if (n == node && ans)
+			*answered = true;
+	}
+	fclose(f);
+	return paths;
+}
+
+/* Frames device 0 sends in @ms. */
+static uint64_t tx_in(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(wire) *self, int ms)
+{
+	uint64_t before = counter(_metadata, self, "tx_frames");
+
+	xt_sleep_ms(ms);
+	return counter(_metadata, self, "tx_frames") - before;
+}
+
+/*
+ * Forged HELLOs from FLOOD_NODES nodes and MACs: the peer table stops at
+ * max_peers (peers_refused counts the rest), and what device 0 sends to the
+ * forged nodes, which never answer, stays within 100 frames a second (HELLO
+ * replies and heartbeat probes; a rate window can straddle a second, so up
+ * to 200 plus slack). Before the bound every forged node got a reply and
+ * then every heartbeat, here 100 a second each.
+ */
+#define FLOOD_NODES	5000
+#define FLOOD_MAX_PEERS	64
+
+TEST_F_TIMEOUT(wire, hello_flood, 120)
+{
+	uint64_t refused, limited, base, flood;
+	struct xnic_wire_hello hello;
+	struct xnic_wire_info i;
+	uint8_t mac[6] = { 0x06, 0xf1 };
+	bool answered;
+	unsigned int k;
+	size_t len;
+	int paths;
+
+	ASSERT_EQ(0, xt_set_param(&self->env.dev[0], "max_peers", "64"))
+		TH_LOG("%s", xt_error());
+	ASSERT_EQ(0, xt_set_param(&self->env.dev[0], "hb_interval_ms", "10"));
+	ASSERT_EQ(0, xt_set_param(&self->env.dev[1], "hb_interval_ms", "10"));
+	xt_sleep_ms(500);
+	paths = peer_paths(self, XT_NODE1, &answered);
+	ASSERT_EQ(1, paths);
+	ASSERT_TRUE(answered) TH_LOG("node 2 never answered a heartbeat");
+	base = tx_in(_metadata, self, 1000);
+	refused = counter(_metadata, self, "peers_refused");
+	limited = counter(_metadata, self, "tx_unanswered_limited");
+
+	memset(&hello, 0, sizeof(hello));
+	hello.link_mtu = htonl(XT_MTU);
+	memset(&i, 0, sizeof(i));
+	i.opcode = XNIC_OP_HELLO;
+	i.dst_node = XNIC_NODE_BROADCAST;
+	i.payload_len = sizeof(hello);
+	for (k = 0; k < FLOOD_NODES; k++) {
+		i.src_node = 100 + k;
+		hello.node_guid = htobe64(0x06f1000000000000ULL | k);
+		mac[2] = k >> 16;
+		mac[3] = k >> 8;
+		mac[4] = k;
+		mac[5] = 1;
+		len = build(self, &i, mac, &hello, sizeof(hello));
+		while (inject(self, len) == -ENOBUFS)
+			xt_sleep_ms(1);
+	}
+	/* All but the 63 learned, unless the receive path dropped some. */
+	EXPECT_LE(refused + FLOOD_NODES / 2,
+		  wait_counter(self, "peers_refused",
+			       refused + FLOOD_NODES - (FLOOD_MAX_PEERS - 1)));
+	paths = peer_paths(self, XT_NODE1, &answered);
+	EXPECT_EQ(FLOOD_MAX_PEERS, paths);
+	flood = tx_in(_metadata, self, 1000);
+	TH_LOG("frames sent in 1 s: %llu before the flood, %llu after",
+	       (unsigned long long)base, (unsigned long long)flood);
+	EXPECT_GE(base + 250, flood);
+	EXPECT_LT(limited, counter(_metadata, self, "tx_unanswered_limited"));
+	/* The real peer keeps its heartbeats and its traffic. */
+	EXPECT_TRUE(answered);
+	check_pair(_metadata, self);
+}
+
 /* A flood of random bytes behind the EtherType, every length. */
 TEST_F_TIMEOUT(wire, random_flood, 180)
 {

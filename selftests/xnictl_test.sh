@@ -291,14 +291,14 @@ check "peer JSON carries the plain values" test \
 
 check "xnictl get $DA" xrun 0 "" "$X" get "$DA"
 check "get: defaults" test "$(tr '\n' ' ' <"$tmp/out")" = \
-	"node_id: 1 idle_us: 20 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 "
+	"node_id: 1 idle_us: 20 hb_interval_ms: 100 hb_miss: 3 credit_window: 256 class0_weight: 1 class1_weight: 1 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 max_peers: 1024 "
 check "xnictl set $DA (every key but node_id)" xrun 0 "" "$X" set "$DA" \
 	idle_us 500 hb_interval_ms 20 hb_miss 4 credit_window 128 \
 	class0_weight 8 class1_weight 2
 check "xnictl get $DA shows the new values" xrun 0 "" "$X" get "$DA"
 cp "$tmp/out" "$tmp/get"
 check "get: new values" test "$(tr '\n' ' ' <"$tmp/get")" = \
-	"node_id: 1 idle_us: 500 hb_interval_ms: 20 hb_miss: 4 credit_window: 128 class0_weight: 8 class1_weight: 2 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 "
+	"node_id: 1 idle_us: 500 hb_interval_ms: 20 hb_miss: 4 credit_window: 128 class0_weight: 8 class1_weight: 2 bond_policy: 0 peer_timeout_ms: 1000 bond_hold_ms: 500 max_peers: 1024 "
 check "xnictl -j get $DA carries the plain values" bash -c \
 	"$X -j get $DA > $tmp/get.json && python3 -m json.tool $tmp/get.json >/dev/null"
 check "get JSON = get plain" test \
@@ -324,6 +324,12 @@ check "show $DB: node_id 42" \
 check "$DA learns node 42" wait_for 10 \
 	bash -c "$(declare -f peer_seen); X=$X; peer_seen $DA 42"
 check "xnictl set $DB node_id 2 (back)" xrun 0 "" "$X" set "$DB" node_id 2
+# 65535 is the broadcast id of HELLOs: no node's (the wire refuses it).
+check "set $DB node_id 65535: refused, the range named" \
+	xrun 1 "valid range 0..65534" "$X" set "$DB" node_id 65535
+check "$DB keeps node id 2" bash -c "$X get $DB node_id | grep -qx 'node_id: 2'"
+check "set $DB max_peers 0: refused" \
+	xrun 1 "valid range 1..65534" "$X" set "$DB" max_peers 0
 
 # ... and is refused while the device has a QP: an xnic-perf client holds
 # one while it waits for a server that never answers.
@@ -632,7 +638,7 @@ EOF
 
 if genl ctrl policy name xnic >"$tmp/policy" 2>&1; then
 	check "genl ctrl policy name xnic: the family's policies can be dumped" \
-		grep -q 'attr\[1\]: type=U32 range:\[0,65535\]' "$tmp/policy"
+		grep -q 'attr\[1\]: type=U32 range:\[0,65534\]' "$tmp/policy"
 fi
 
 # ------------------------------------------------------------------ end --

@@ -65,7 +65,7 @@ static const struct param {
 	const char *range;
 } params[] = {
 	{ "node_id", XNIC_PARAM_A_NODE_ID,
-	  "0..65535, only while the device has no QP" },
+	  "0..65534 (65535 is the broadcast id), only while the device has no QP" },
 	{ "idle_us", XNIC_PARAM_A_IDLE_US, "0..10000000" },
 	{ "hb_interval_ms", XNIC_PARAM_A_HB_INTERVAL_MS, "1..10000" },
 	{ "hb_miss", XNIC_PARAM_A_HB_MISS, "1..255" },
@@ -76,6 +76,7 @@ static const struct param {
 	  "0 spray, 1 active-backup, 2 flow-hash" },
 	{ "peer_timeout_ms", XNIC_PARAM_A_PEER_TIMEOUT_MS, "0..600000" },
 	{ "bond_hold_ms", XNIC_PARAM_A_BOND_HOLD_MS, "0..600000" },
+	{ "max_peers", XNIC_PARAM_A_MAX_PEERS, "1..65534" },
 };
 
 #define NR_PARAMS	(sizeof(params) / sizeof(params[0]))

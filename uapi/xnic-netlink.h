@@ -326,8 +326,9 @@ enum xnic_peer_attr {
 /**
  * enum xnic_param_attr - attributes of an XNIC_A_PARAMS nest (all u32)
  * @XNIC_PARAM_A_UNSPEC: unused (0)
- * @XNIC_PARAM_A_NODE_ID: node id, 0..65535; only while the device has no
- *	QP. Contexts opened before keep reporting the old one.
+ * @XNIC_PARAM_A_NODE_ID: node id, 0..65534 (65535 is the broadcast id of
+ *	HELLOs, no node's); only while the device has no QP. Contexts opened
+ *	before keep reporting the old one.
  * @XNIC_PARAM_A_IDLE_US: microseconds the engine busy-polls without work
  *	before it sleeps, 0..10000000
  * @XNIC_PARAM_A_HB_INTERVAL_MS: heartbeat interval on every member link,
@@ -347,6 +348,9 @@ enum xnic_peer_attr {
  * @XNIC_PARAM_A_BOND_HOLD_MS: ms a link that was down or degraded must
  *	stay healthy before it carries traffic again, 0..600000 (link
  *	bonding)
+ * @XNIC_PARAM_A_MAX_PEERS: nodes the peer table holds at most, 1..65534
+ *	(default 1024): HELLOs from more nodes are refused and counted in
+ *	peers_refused; entries leave 60 s after their node was last heard
  * @__XNIC_PARAM_A_MAX: one past the last
  * @XNIC_PARAM_A_MAX: the last
  */
@@ -362,6 +366,7 @@ enum xnic_param_attr {
 	XNIC_PARAM_A_BOND_POLICY,
 	XNIC_PARAM_A_PEER_TIMEOUT_MS,
 	XNIC_PARAM_A_BOND_HOLD_MS,
+	XNIC_PARAM_A_MAX_PEERS,
 
 	__XNIC_PARAM_A_MAX,
 	XNIC_PARAM_A_MAX = __XNIC_PARAM_A_MAX - 1
