@@ -246,7 +246,7 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl)
 			if (peer->path[k].ifindex != ndev->ifindex)
 				continue;
 			if (!READ_ONCE(peer->path[k].answered) &&
-			    !xnic_peer_may_send_unanswered(bl->xdev))
+			    !xnic_peer_may_send_unanswered(bl->xdev, peer))
 				continue;
 			n++;
 			if (!xnic_bond_hb_xmit(bl, peer->node,

@@ -491,20 +491,29 @@ out:
 }
 
 /**
- * xnic_peer_may_send_unanswered() - take a token for a frame to a path that
+ * xnic_peer_may_send_unanswered() - whether a frame may go to a path that
  *	never answered
  * @xdev: the device
+ * @peer: the peer, or NULL when not in the table
  *
  * HELLO replies and heartbeat probes go to senders of HELLOs that may be
  * forged; together they stay within XNIC_UNANSWERED_PER_S per device, so a
- * flood of forged HELLOs is not amplified.
+ * flood of forged HELLOs is not amplified. A peer that answered over
+ * another path is real (a link added or back): its new path is probed
+ * freely.
  *
- * Context: any.
+ * Context: any; RCU read side when @peer is given.
  * Return: true when the frame may go; false (counted in
  * tx_unanswered_limited) when not.
  */
-bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev)
+bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev,
+				   const struct xnic_peer *peer)
 {
+	int k;
+
+	for (k = 0; peer && k < XNIC_MAX_LINKS; k++)
+		if (peer->path[k].ifindex && READ_ONCE(peer->path[k].answered))
+			return true;
 	if (__ratelimit(&xdev->peers->unanswered))
 		return true;
 	xnic_cnt_inc(xdev, XNIC_CNT_UNANSWERED_LIMITED);
@@ -551,6 +560,7 @@ void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 {
 	const u8 *src = eth_hdr(skb)->h_source;
 	struct xnic_wire_hello hello;
+	struct xnic_peer *peer;
 	struct xnic_link *link;
 	struct sk_buff *reply;
 	int ret;
@@ -581,8 +591,9 @@ void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		goto out;
 	}
 	if (ret == 1 && !(i->flags & XNIC_WF_REPLY)) {
-		/* Whoever sent it has not answered anything yet. */
-		if (!xnic_peer_may_send_unanswered(xdev))
+		/* Whoever sent it has not answered on this path yet. */
+		peer = xa_load(&xdev->peers->table, i->src_node);
+		if (!xnic_peer_may_send_unanswered(xdev, peer))
 			goto out;
 		reply = xnic_hello_build(xdev, link->ndev, i->src_node,
 					 XNIC_WF_REPLY);

@@ -539,7 +539,8 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb);
 bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node);
-bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev);
+bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev,
+				   const struct xnic_peer *peer);
 void xnic_peer_answered(struct xnic_dev *xdev, u16 node, int ifindex);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
 			 const struct sk_buff *skb);

@@ -390,7 +390,7 @@ check "set idle_us out of range: exit 1, range named" \
 	refused "integer out of range \(idle_us 20000000: valid range 0\.\.10000000\)" \
 	"$X" set "$DA" idle_us 20000000
 check "set node_id out of range: exit 1" \
-	refused "integer out of range \(node_id 70000: valid range 0\.\.65535\)" \
+	refused "integer out of range \(node_id 70000: valid range 0\.\.65534\)" \
 	"$X" set "$DA" node_id 70000
 check "set credit_window 4 (below what a grant can be): exit 1" \
 	refused "integer out of range \(credit_window 4: valid range 8\.\.1024\)" \
