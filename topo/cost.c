@@ -2,9 +2,8 @@
 /*
  * The cost model of one training step under a mapping.
  *
- * Traffic: each TP group and each DP group all-reduces its bytes as a ring
- * in rank order (each member sends 2 (n - 1) / n x bytes to the next, as
- * NCCL's ring); each rank of stage p sends the PP bytes to the same
+ * Traffic: each TP group and each DP group all-reduces its bytes
+ * (allreduce() below); each rank of stage p sends the PP bytes to the same
  * (tp, dp) rank of stage p + 1, which sends as many back.
  *
  * Routes (xnic_map_route()): a flow is split evenly over the direct links
@@ -70,21 +69,65 @@ static int flow(struct load *ld, int x, int y, double bytes, const char *what,
 	return 0;
 }
 
-/* Ring all-reduce of @bytes among n ranks: rank(i) sends to rank(i+1). */
-static int ring(struct load *ld, const int *node_of_rank, const int *ranks,
-		int n, double bytes, const char *what)
-{
-	double each = 2.0 * (n - 1) / n * bytes;
-	int i, ret = 0;
+/* Members of a group ordered by appliance, then by their group rank. */
+struct member {
+	int appliance, index, node;
+};
 
-	for (i = 0; n > 1 && !ret && i < n; i++)
-		ret = flow(ld, node_of_rank[ranks[i]],
-			   node_of_rank[ranks[(i + 1) % n]], each, what, ranks[i]);
+static int cmp_member(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+
+	if (a->appliance != b->appliance)
+		return a->appliance < b->appliance ? -1 : 1;
+	return a->index - b->index;
+}
+
+/*
+ * All-reduce of @bytes among n ranks, as libxniccoll does it (direct
+ * reduce-scatter and all-gather over the mesh: each member sends 2 x
+ * bytes / m to each other member of its appliance's m), hierarchical
+ * across appliances (Documentation/topology.rst): the members' shards
+ * all-reduced in a ring of the R appliances, member k sending 2 (R - 1) /
+ * R x its shard to member k mod m' of the next appliance.
+ */
+static int allreduce(struct load *ld, const int *node_of_rank,
+		     const int *ranks, int n, double bytes, const char *what,
+		     struct member *m)
+{
+	int i, j, s, e, next, nruns = 0, ret = 0;
+
+	for (i = 0; i < n; i++)
+		m[i] = (struct member){
+			ld->t->vertices[node_of_rank[ranks[i]]].appliance, i,
+			node_of_rank[ranks[i]] };
+	qsort(m, n, sizeof(*m), cmp_member);
+	for (i = 0; i < n; i++)
+		nruns += !i || m[i].appliance != m[i - 1].appliance;
+	for (s = 0; s < n && !ret; s = e) {
+		for (e = s + 1; e < n && m[e].appliance == m[s].appliance; e++)
+			;
+		for (i = s; i < e && !ret; i++)
+			for (j = s; j < e && !ret; j++)
+				if (i != j)
+					ret = flow(ld, m[i].node, m[j].node,
+						   2 * bytes / (e - s), what,
+						   ranks[m[i].index]);
+		if (nruns == 1)
+			break;
+		next = e < n ? e : 0;	/* the next appliance's first member */
+		for (j = next + 1; j < n && m[j].appliance == m[next].appliance; j++)
+			;
+		for (i = s; i < e && !ret; i++)
+			ret = flow(ld, m[i].node, m[next + (i - s) % (j - next)].node,
+				   2.0 * (nruns - 1) / nruns * bytes / (e - s),
+				   what, ranks[m[i].index]);
+	}
 	return ret;
 }
 
 static int traffic(struct load *ld, const struct xnic_map_layout *l,
-		   const int *node_of_rank, int *ranks)
+		   const int *node_of_rank, int *ranks, struct member *m)
 {
 	int tp, pp, dp, r, next, ret = 0;
 
@@ -92,13 +135,15 @@ static int traffic(struct load *ld, const struct xnic_map_layout *l,
 		for (dp = 0; dp < l->dp && !ret; dp++) {
 			for (tp = 0; tp < l->tp; tp++)
 				ranks[tp] = xnic_map_rank(l, tp, pp, dp);
-			ret = ring(ld, node_of_rank, ranks, l->tp, l->tp_bytes, "TP");
+			ret = allreduce(ld, node_of_rank, ranks, l->tp, l->tp_bytes,
+					"TP", m);
 		}
 	for (pp = 0; pp < l->pp && !ret; pp++)
 		for (tp = 0; tp < l->tp && !ret; tp++) {
 			for (dp = 0; dp < l->dp; dp++)
 				ranks[dp] = xnic_map_rank(l, tp, pp, dp);
-			ret = ring(ld, node_of_rank, ranks, l->dp, l->dp_bytes, "DP");
+			ret = allreduce(ld, node_of_rank, ranks, l->dp, l->dp_bytes,
+					"DP", m);
 		}
 	for (r = 0; r + l->tp * l->dp < l->tp * l->dp * l->pp && !ret; r++) {
 		next = r + l->tp * l->dp;	/* same tp, dp; stage + 1 */
@@ -150,16 +195,17 @@ int xnic_map_cost(const struct xnic_map_topo *t,
 	int n = l->tp > l->dp ? l->tp : l->dp, i, ret = -ENOMEM;
 	struct load ld = { .t = t, .c = c, .err = err };
 	int *ranks = malloc(sizeof(int) * n);
+	struct member *m = malloc(sizeof(*m) * n);
 	double s;
 
 	*c = (struct xnic_map_cost){ .busiest_link = -1 };
 	ld.dir = calloc(2 * (size_t)t->nlinks + 2 * (size_t)t->nvertices,
 			sizeof(double));
-	if (!ranks || !ld.dir)
+	if (!ranks || !m || !ld.dir)
 		goto out;
 	ld.up = ld.dir + 2 * (size_t)t->nlinks;
 	ld.down = ld.up + t->nvertices;
-	ret = traffic(&ld, l, node_of_rank, ranks);
+	ret = traffic(&ld, l, node_of_rank, ranks, m);
 	if (ret)
 		goto out;
 	spines(&ld);
@@ -175,6 +221,7 @@ out:
 	if (ret == -ENOMEM)
 		xnic_map_err(err, "out of memory");
 	free(ranks);
+	free(m);
 	free(ld.dir);
 	return ret;
 }
