@@ -149,6 +149,48 @@ TEST(cost_hierarchical_across_spines)
 	xnic_map_topo_free(t);
 }
 
+/* One flow a0n0 -> a1n0 of 1 GB over 2 spines: the bytes on each direction. */
+TEST(flow_loads_each_link_direction)
+{
+	struct xnic_map_topo *t = synth(2, 1, 1, 2, 100, 100, 100);
+	struct xnic_map_cost c = { 0 };
+	struct load ld = { .t = t, .c = &c };
+	static const struct {
+		const char *from, *to;
+		double bytes;
+	} want[] = {
+		{ "a0n0", "a0l0", 1e9 }, { "a0l0", "s0", 0.5e9 }, { "a0l0", "s1", 0.5e9 },
+		{ "s0", "a1l0", 0.5e9 }, { "s1", "a1l0", 0.5e9 }, { "a1l0", "a1n0", 1e9 },
+	};
+	double total = 0;
+	unsigned int i, k;
+
+	ASSERT_NE(NULL, t);
+	ld.dir = calloc(2 * t->nlinks + 2 * t->nvertices, sizeof(double));
+	ld.up = ld.dir + 2 * t->nlinks;
+	ld.down = ld.up + t->nvertices;
+	ASSERT_EQ(0, flow(&ld, xnic_map_find(t, "a0n0"), xnic_map_find(t, "a1n0"),
+			  1e9, "PP", 0));
+	spines(&ld);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int from = xnic_map_find(t, want[i].from), to = xnic_map_find(t, want[i].to);
+
+		for (k = 0; k < (unsigned int)t->nlinks; k++)
+			if ((t->links[k].a == from && t->links[k].b == to) ||
+			    (t->links[k].a == to && t->links[k].b == from))
+				break;
+		ASSERT_GT(t->nlinks, (int)k);
+		EXPECT_EQ(want[i].bytes, ld.dir[2 * k + (t->links[k].a != from)])
+			TH_LOG("%s -> %s", want[i].from, want[i].to);
+	}
+	for (k = 0; k < 2 * (unsigned int)t->nlinks; k++)
+		total += ld.dir[k];
+	EXPECT_EQ(4e9, total);	/* nothing anywhere else */
+	EXPECT_EQ(4e9, c.byte_hops);
+	free(ld.dir);
+	xnic_map_topo_free(t);
+}
+
 /* No mesh link: the TP all-reduce goes through the two leaves both nodes reach. */
 TEST(cost_through_shared_leaves)
 {
