@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll fresh-check \
+	dkms-check coll topo fresh-check \
 	clean help
 
-all: module lib tools selftests coll
+all: module lib tools selftests coll topo
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo check lint demo deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -73,6 +73,10 @@ tools: lib
 coll: lib
 	$(MAKE) -C coll
 	$(MAKE) -C tools xnic-coll-rank
+
+# Topology-aware rank mapping: libxnicmap and xnic-map (topo/README).
+topo:
+	$(MAKE) -C topo
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -131,6 +135,7 @@ install: all install-module
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
+	$(MAKE) -C topo install
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -151,5 +156,6 @@ clean: module-clean
 	$(MAKE) -C libuser clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
+	$(MAKE) -C topo clean
 	$(MAKE) -C selftests clean
 	rm -rf build
