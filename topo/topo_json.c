@@ -268,6 +268,10 @@ static struct xnic_map_topo *from_json(json_t *root, json_error_t *je,
 	struct xnic_map_topo *t;
 	char why[XNIC_MAP_ERRLEN];
 
+	if (!root && je->line < 1) {		/* could not read it */
+		xnic_map_err(err, "%s: %s", what, je->text);
+		return NULL;
+	}
 	if (!root) {
 		xnic_map_err(err, "%s: line %d column %d: %s", what, je->line,
 			     je->column, je->text);

@@ -208,42 +208,6 @@ int xnic_map_other(const struct xnic_map_topo *t, int link, int v)
 	return l->a == v ? l->b : l->a;
 }
 
-static const struct xnic_map_topo *sort_topo;
-
-static int cmp_vertex(const void *x, const void *y)
-{
-	return strcmp(sort_topo->vertices[*(const int *)x].name,
-		      sort_topo->vertices[*(const int *)y].name);
-}
-
-static int cmp_appliance(const void *x, const void *y)
-{
-	return strcmp(sort_topo->appliances[*(const int *)x].name,
-		      sort_topo->appliances[*(const int *)y].name);
-}
-
-/* Sort 0..n-1 by name into *out; the first duplicate name, or NULL. */
-static const char *index_names(const struct xnic_map_topo *t, int n,
-			       int **out,
-			       int (*cmp)(const void *, const void *),
-			       const char *(*name)(const struct xnic_map_topo *, int))
-{
-	int i, *ix = malloc(sizeof(int) * (n ? n : 1));
-
-	free(*out);
-	*out = ix;
-	if (!ix)
-		return "";
-	for (i = 0; i < n; i++)
-		ix[i] = i;
-	sort_topo = t;
-	qsort(ix, n, sizeof(int), cmp);
-	for (i = 1; i < n; i++)
-		if (!strcmp(name(t, ix[i - 1]), name(t, ix[i])))
-			return name(t, ix[i]);
-	return NULL;
-}
-
 static const char *vertex_name(const struct xnic_map_topo *t, int i)
 {
 	return t->vertices[i].name;
@@ -254,15 +218,47 @@ static const char *appliance_name(const struct xnic_map_topo *t, int i)
 	return t->appliances[i].name;
 }
 
+typedef const char *name_fn(const struct xnic_map_topo *t, int i);
+
+struct by_name {
+	const struct xnic_map_topo *t;
+	name_fn *name;
+};
+
+static int cmp_name(const void *x, const void *y, void *arg)
+{
+	const struct by_name *b = arg;
+
+	return strcmp(b->name(b->t, *(const int *)x), b->name(b->t, *(const int *)y));
+}
+
+/* Sort 0..n-1 by name into *out; the first name found twice, or NULL. */
+static const char *index_names(const struct xnic_map_topo *t, int n,
+			       int **out, name_fn *name)
+{
+	struct by_name b = { t, name };
+	int i, *ix = malloc(sizeof(int) * (n ? n : 1));
+
+	free(*out);
+	*out = ix;
+	if (!ix)
+		return NULL;
+	for (i = 0; i < n; i++)
+		ix[i] = i;
+	qsort_r(ix, n, sizeof(int), cmp_name, &b);
+	for (i = 1; i < n; i++)
+		if (!strcmp(name(t, ix[i - 1]), name(t, ix[i])))
+			return name(t, ix[i]);
+	return NULL;
+}
+
 int xnic_map_topo_index(struct xnic_map_topo *t, char *err)
 {
 	const char *dup;
 
-	dup = index_names(t, t->nappliances, &t->app_by_name, cmp_appliance,
-			  appliance_name);
+	dup = index_names(t, t->nappliances, &t->app_by_name, appliance_name);
 	if (!dup)
-		dup = index_names(t, t->nvertices, &t->by_name, cmp_vertex,
-				  vertex_name);
+		dup = index_names(t, t->nvertices, &t->by_name, vertex_name);
 	if (!t->by_name || !t->app_by_name)
 		return -ENOMEM;
 	if (dup) {
@@ -300,8 +296,7 @@ int xnic_map_topo_finish(struct xnic_map_topo *t, char *err)
 	return 0;
 }
 
-static int lookup(const int *ix, int n, const char *name,
-		  const char *(*name_of)(const struct xnic_map_topo *, int),
+static int lookup(const int *ix, int n, const char *name, name_fn *name_of,
 		  const struct xnic_map_topo *t)
 {
 	int lo = 0, hi = n - 1;

@@ -88,13 +88,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	int c, idx, bad = 0;
+	int c, bad = 0;
 
 	o->layout.tp_bytes = o->layout.dp_bytes = 1 << 30;
 	o->layout.pp_bytes = 256 << 20;
-	while ((c = getopt_long(argc, argv, "h", longs, &idx)) != -1) {
-		const char *name = c == '?' || c == 'h' ? "" : longs[idx].name;
-
+	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'f': o->topology = optarg; break;
 		case 's': o->synthetic = optarg; break;
@@ -104,9 +102,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 't': bad |= parse_int(optarg, "--tp", &o->layout.tp); break;
 		case 'p': bad |= parse_int(optarg, "--pp", &o->layout.pp); break;
 		case 'd': bad |= parse_int(optarg, "--dp", &o->layout.dp); break;
-		case 'T': bad |= parse_bytes(optarg, name, &o->layout.tp_bytes); break;
-		case 'P': bad |= parse_bytes(optarg, name, &o->layout.pp_bytes); break;
-		case 'D': bad |= parse_bytes(optarg, name, &o->layout.dp_bytes); break;
+		case 'T': bad |= parse_bytes(optarg, "--tp-bytes", &o->layout.tp_bytes); break;
+		case 'P': bad |= parse_bytes(optarg, "--pp-bytes", &o->layout.pp_bytes); break;
+		case 'D': bad |= parse_bytes(optarg, "--dp-bytes", &o->layout.dp_bytes); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
