@@ -78,40 +78,26 @@ void xnic_map_topo_free(struct xnic_map_topo *t)
 	free(t);
 }
 
-static int pow2_cap(int n)
-{
-	int c = 4;
-
-	while (c < n)
-		c *= 2;
-	return c;
-}
-
 /*
- * Make room for one more element in an array of n elements that grew one
- * at a time (its capacity is then pow2_cap(n)).
+ * Building a topology: add its appliances, then its nodes and switches,
+ * then its links (ends by vertex index), then xnic_map_topo_finish().
+ * Each returns the new element's index, or a negative errno: -ENOMEM, or
+ * -EINVAL (with @err) for a link the model does not allow.
  */
-static int room(void *p, int n, size_t size)
-{
-	int cap = n ? pow2_cap(n) : 0;
-
-	return xnic_map_grow(p, &cap, n + 1, size);
-}
-
 int xnic_map_add_appliance(struct xnic_map_topo *t, const char *name)
 {
 	struct xnic_map_appliance *a;
 
-	if (room(&t->appliances, t->nappliances, sizeof(*a)))
+	if (xnic_map_grow(&t->appliances, &t->appliances_cap,
+			  t->nappliances + 1, sizeof(*a)))
 		return -ENOMEM;
-	a = &t->appliances[t->nappliances];
+	a = &t->appliances[t->nappliances++];
 	memset(a, 0, sizeof(*a));
 	a->name = strdup(name);
-	if (!a->name)
-		return -ENOMEM;
-	return t->nappliances++;
+	return a->name ? t->nappliances - 1 : -ENOMEM;
 }
 
+/* @appliance: its index, -1 for a spine; @host: a node's, or NULL. */
 int xnic_map_add_vertex(struct xnic_map_topo *t, const char *name,
 			enum xnic_map_kind kind, int appliance,
 			const char *host)
@@ -120,9 +106,9 @@ int xnic_map_add_vertex(struct xnic_map_topo *t, const char *name,
 	struct xnic_map_appliance *a;
 	int i = t->nvertices;
 
-	if (room(&t->vertices, i, sizeof(*v)))
+	if (xnic_map_grow(&t->vertices, &t->vertices_cap, i + 1, sizeof(*v)))
 		return -ENOMEM;
-	v = &t->vertices[i];
+	v = &t->vertices[t->nvertices++];
 	memset(v, 0, sizeof(*v));
 	v->kind = kind;
 	v->appliance = appliance;
@@ -130,12 +116,11 @@ int xnic_map_add_vertex(struct xnic_map_topo *t, const char *name,
 	v->host = host ? strdup(host) : NULL;
 	if (!v->name || (host && !v->host))
 		return -ENOMEM;
-	t->nvertices++;
 	if (kind != XNIC_MAP_NODE)
 		return i;
 	a = &t->appliances[appliance];
 	if (xnic_map_grow(&a->nodes, &a->nodes_cap, a->nnodes + 1, sizeof(int)) ||
-	    room(&t->nodes, t->nnodes, sizeof(int)))
+	    xnic_map_grow(&t->nodes, &t->nodes_cap, t->nnodes + 1, sizeof(int)))
 		return -ENOMEM;
 	a->nodes[a->nnodes++] = i;
 	t->nodes[t->nnodes++] = i;
@@ -188,7 +173,7 @@ int xnic_map_add_link(struct xnic_map_topo *t, int a, int b, double gbps,
 			     vb->kind == XNIC_MAP_NODE ? "mesh link" : "leaf");
 		return -EINVAL;
 	}
-	if (room(&t->links, t->nlinks, sizeof(*l)))
+	if (xnic_map_grow(&t->links, &t->links_cap, t->nlinks + 1, sizeof(*l)))
 		return -ENOMEM;
 	l = &t->links[t->nlinks];
 	l->a = a;
@@ -201,6 +186,7 @@ int xnic_map_add_link(struct xnic_map_topo *t, int a, int b, double gbps,
 	return t->nlinks++;
 }
 
+/* The end of @link that is not @v. */
 int xnic_map_other(const struct xnic_map_topo *t, int link, int v)
 {
 	const struct xnic_map_link *l = &t->links[link];
@@ -252,6 +238,7 @@ static const char *index_names(const struct xnic_map_topo *t, int n,
 	return NULL;
 }
 
+/* Index the names (again, after more were added); -EINVAL for a duplicate. */
 int xnic_map_topo_index(struct xnic_map_topo *t, char *err)
 {
 	const char *dup;
@@ -268,6 +255,10 @@ int xnic_map_topo_index(struct xnic_map_topo *t, char *err)
 	return 0;
 }
 
+/*
+ * Index the names and check the whole: nodes exist, every appliance has
+ * one, no node has more than XNIC_MAP_ROUTE_MAX links. 0 or -EINVAL.
+ */
 int xnic_map_topo_finish(struct xnic_map_topo *t, char *err)
 {
 	int i, ret = xnic_map_topo_index(t, err);
@@ -315,6 +306,7 @@ static int lookup(const int *ix, int n, const char *name, name_fn *name_of,
 	return -1;
 }
 
+/* The vertex (appliance) of that name, or -1; after xnic_map_topo_index(). */
 int xnic_map_find(const struct xnic_map_topo *t, const char *name)
 {
 	return lookup(t->by_name, t->nvertices, name, vertex_name, t);

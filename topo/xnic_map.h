@@ -56,13 +56,13 @@ struct xnic_map_appliance {
 
 struct xnic_map_topo {
 	struct xnic_map_appliance *appliances;
-	int nappliances;
+	int nappliances, appliances_cap;
 	struct xnic_map_vertex *vertices;
-	int nvertices;
+	int nvertices, vertices_cap;
 	struct xnic_map_link *links;
-	int nlinks;
+	int nlinks, links_cap;
 	int *nodes;		/* vertex index of each node, in file order */
-	int nnodes;
+	int nnodes, nodes_cap;
 	int *by_name;		/* vertex indices sorted by name */
 	int *app_by_name;	/* appliance indices sorted by name */
 };
