@@ -34,6 +34,15 @@ struct xnic_map_coord xnic_map_coord(const struct xnic_map_layout *l,
 	return c;
 }
 
+/* TP x PP x DP == the node count (sizes >= 1), without overflow. */
+static int one_rank_a_node(const struct xnic_map_topo *t,
+			   const struct xnic_map_layout *l)
+{
+	long long tp_pp = (long long)l->tp * l->pp;
+
+	return tp_pp <= t->nnodes && tp_pp * l->dp == t->nnodes;
+}
+
 /**
  * xnic_map_layout_check() - may this layout be mapped onto this topology?
  * @t: the topology
@@ -61,9 +70,9 @@ int xnic_map_layout_check(const struct xnic_map_topo *t,
 			     l->tp_bytes, l->pp_bytes, l->dp_bytes);
 		return -EINVAL;
 	}
-	if ((long long)l->tp * l->pp * l->dp != t->nnodes) {
-		xnic_map_err(err, "TP x PP x DP = %d x %d x %d = %lld ranks, but the topology has %d nodes (one rank a node)",
-			     l->tp, l->pp, l->dp, (long long)l->tp * l->pp * l->dp,
+	if (!one_rank_a_node(t, l)) {
+		xnic_map_err(err, "TP x PP x DP = %d x %d x %d = %.0f ranks, but the topology has %d nodes (one rank a node)",
+			     l->tp, l->pp, l->dp, (double)l->tp * l->pp * l->dp,
 			     t->nnodes);
 		return -EINVAL;
 	}
@@ -90,7 +99,7 @@ int xnic_map_naive(const struct xnic_map_topo *t,
 {
 	int r;
 
-	if ((long long)l->tp * l->pp * l->dp != t->nnodes)
+	if (!one_rank_a_node(t, l))
 		return -EINVAL;
 	for (r = 0; r < t->nnodes; r++)
 		node_of_rank[r] = t->nodes[r];

@@ -62,6 +62,7 @@ TEST(refuses_impossible_layouts)
 		{ { 4, -1, 6, 0, 0, 0 }, "every size must be >= 1" },
 		{ { 4, 2, 2, 0, 0, 0 }, "4 x 2 x 2 = 16 ranks, but the topology has 24 nodes" },
 		{ { 1, 1, 25, 0, 0, 0 }, "= 25 ranks, but the topology has 24" },
+		{ { 1 << 30, 1 << 30, 1 << 30, 0, 0, 0 }, "ranks, but the topology has 24" },
 		{ { 12, 1, 2, 0, 0, 0 }, "TP=12 is larger than the largest appliance (\"a0\", 8 nodes)" },
 		{ { 3, 1, 8, 0, 0, 0 }, "appliance \"a0\" has 8 nodes, not a multiple of TP=3" },
 		{ { 8, 3, 1, -1, 0, 0 }, "must be finite and >= 0" },
