@@ -140,6 +140,14 @@ int xnic_map_tiled(const struct xnic_map_topo *t,
 	return 0;
 }
 
+/* The bands tried after band c: up to min(PP, kmax) one by one, then PP. */
+static int next_band(int c, int kmax, int pp)
+{
+	if (c < kmax && c < pp)
+		return c + 1;
+	return c < pp ? pp : pp + 1;
+}
+
 /**
  * xnic_map_assign() - map a layout onto a topology.
  * @t: the topology
@@ -172,7 +180,7 @@ int xnic_map_assign(const struct xnic_map_topo *t,
 	tmp = malloc(sizeof(int) * t->nnodes);
 	if (!tmp)
 		return -ENOMEM;
-	for (c = 1; c <= l->pp; c = c < kmax ? c + 1 : c < l->pp ? l->pp : c + 1) {
+	for (c = 1; c <= l->pp; c = next_band(c, kmax, l->pp)) {
 		xnic_map_tiled(t, l, c, tmp);
 		ret = xnic_map_cost(t, l, tmp, &cost, err);
 		if (ret)
