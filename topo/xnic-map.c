@@ -13,6 +13,8 @@
 
 #include "xnic_map.h"
 
+#define MiB 1048576.0
+
 struct opts {
 	const char *topology, *synthetic, *rankfile, *hosts, *write_topology;
 	struct xnic_map_layout layout;
@@ -215,8 +217,9 @@ static int report(const struct opts *o, const struct xnic_map_topo *t,
 	}
 	printf("topology: %d appliances, %d nodes, %d switches, %d links\n",
 	       t->nappliances, t->nnodes, t->nvertices - t->nnodes, t->nlinks);
-	printf("layout: TP %d x PP %d x DP %d; bytes a step: TP %.0f, PP %.0f, DP %.0f\n",
-	       l->tp, l->pp, l->dp, l->tp_bytes, l->pp_bytes, l->dp_bytes);
+	printf("layout: TP %d x PP %d x DP %d; a step: TP %.4g MiB, PP %.4g MiB, DP %.4g MiB\n",
+	       l->tp, l->pp, l->dp, l->tp_bytes / MiB, l->pp_bytes / MiB,
+	       l->dp_bytes / MiB);
 	printf("mapping: bands of %d stage%s, in %.1f ms; constraints met\n",
 	       band, band > 1 ? "s" : "", ms);
 	printf("naive order (rank r on the r-th node): %s\n",
