@@ -86,7 +86,7 @@ $(KSRC)/.stamp: $(KSRC_TAR)
 
 ksrc: $(KSRC)/.stamp
 
-selftests: ksrc lib
+selftests: ksrc lib topo
 	$(MAKE) -C selftests
 
 # `make check` and `make demo` are the README's two set-up commands: both
