@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll fresh-check \
+	dkms-check coll topo fresh-check \
 	clean help
 
-all: module lib tools selftests coll
+all: module lib tools selftests coll topo
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo check lint demo deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -74,6 +74,10 @@ coll: lib
 	$(MAKE) -C coll
 	$(MAKE) -C tools xnic-coll-rank
 
+# Topology-aware rank mapping: libxnicmap and xnic-map (topo/README).
+topo:
+	$(MAKE) -C topo
+
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
 	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
@@ -82,7 +86,7 @@ $(KSRC)/.stamp: $(KSRC_TAR)
 
 ksrc: $(KSRC)/.stamp
 
-selftests: ksrc lib
+selftests: ksrc lib topo
 	$(MAKE) -C selftests
 
 # `make check` and `make demo` are the README's two set-up commands: both
@@ -131,6 +135,7 @@ install: all install-module
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
+	$(MAKE) -C topo install
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -151,5 +156,6 @@ clean: module-clean
 	$(MAKE) -C libuser clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
+	$(MAKE) -C topo clean
 	$(MAKE) -C selftests clean
 	rm -rf build
