@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll topo fresh-check \
+	dkms-check coll topo fresh-check fuzz \
 	clean help
 
 all: module lib tools selftests coll topo
 
 help:
-	@echo "targets: all module lib tools selftests coll topo check lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo check fuzz lint demo deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -95,6 +95,11 @@ selftests: ksrc lib topo
 check: deps
 	@$(MAKE) -s all
 	@selftests/check.sh
+
+# Each fuzz target for FUZZ_RUNS executions (selftests/fuzz/README).
+FUZZ_RUNS ?= 10000000
+fuzz:
+	@selftests/fuzz/run.sh --runs $(FUZZ_RUNS)
 
 unit-check: ksrc
 	$(MAKE) -C selftests unit
@@ -158,4 +163,5 @@ clean: module-clean
 	$(MAKE) -C coll clean
 	$(MAKE) -C topo clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C selftests/fuzz clean
 	rm -rf build

@@ -35,6 +35,9 @@ if [[ $mode != --vm-only ]]; then
 		sed -n 's/^UNIT_PROGS := //p' | tr ' ' '\n')
 	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
 	add_result "$log" "${PIPESTATUS[0]}"
+	# The parsers of untrusted input under libFuzzer, a while each.
+	selftests/fuzz/run.sh --time "${XNIC_FUZZ_TIME:-30}" | tee "$log"
+	add_result "$log" "${PIPESTATUS[0]}"
 fi
 
 if [[ $mode != --unit-only ]]; then
