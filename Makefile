@@ -40,22 +40,22 @@ KSRC		:= build/linux
 KSRC_FILES	:= tools/testing/selftests/kselftest_harness.h \
 		   tools/testing/selftests/kselftest.h \
 		   scripts/checkpatch.pl scripts/spelling.txt \
-		   scripts/const_structs.checkpatch
+		   scripts/const_structs.checkpatch scripts/kernel-doc
 
 CC		?= cc
 CFLAGS		?= -O2 -g
 XCFLAGS		:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
-export CC CFLAGS XCFLAGS
+export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll fresh-check \
+	dkms-check coll fresh-check examples man install-user install-test \
 	clean help
 
-all: module lib tools selftests coll
+all: module lib tools selftests coll examples man
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests examples man check lint demo deps install install-test dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -73,6 +73,18 @@ tools: lib
 coll: lib
 	$(MAKE) -C coll
 	$(MAKE) -C tools xnic-coll-rank
+
+examples: lib coll
+	$(MAKE) -C examples
+
+# man3 pages, one per public function, from the kernel-doc comments of
+# the public headers (tools/xnic-man).
+MAN_HDRS	:= libuser/xnic.h coll/xnic_coll.h
+man: build/man/.stamp
+build/man/.stamp: $(MAN_HDRS) tools/xnic-man $(KSRC)/.stamp
+	tools/xnic-man $(KSRC)/scripts/kernel-doc build/man $(VERSION) \
+		$(MAN_HDRS)
+	@touch $@
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -127,10 +139,21 @@ bench: all
 	@tools/xnic-deps --bench
 	@tools/xnic-bench
 
-install: all install-module
+install: install-module install-user
+
+# Everything but the module: libraries, headers, pkg-config files, tools,
+# man pages.
+install-user: lib tools coll man
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
+	install -d $(DESTDIR)$(MANDIR)/man3
+	cp -P build/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+
+# What a user of the installed tree does: `make install DESTDIR=`, then
+# build the examples with pkg-config; every man page renders cleanly.
+install-test: lib tools coll man
+	@selftests/install_test.sh
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -152,4 +175,5 @@ clean: module-clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C examples clean
 	rm -rf build

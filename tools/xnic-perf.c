@@ -539,8 +539,8 @@ static int reap(struct perf *p)
 	if (p->owed_recvs)
 		repost_recvs(p);
 	n = xnic_poll_cq(p->cq, c, 32);
-	if (n == -EIO)
-		die("the CQ went to the error state (overflow or fatal error)");
+	if (n == -EOVERFLOW || n == -EIO)
+		die("polling the CQ: %s", xnic_strerror(n));
 	check(n, "polling the CQ");
 	if (n)
 		p->idle_since = 0;
