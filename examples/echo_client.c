@@ -123,6 +123,11 @@ int main(int argc, char **argv)
 					xnic_wc_status_str(e.status));
 				return 1;
 			}
+			if (e.opcode == XNIC_WC_RECV && e.byte_len != len) {
+				fprintf(stderr, "echo_client: reply of %u bytes to %zu\n",
+					e.byte_len, len);
+				return 1;
+			}
 		}
 		for (i = 0; i < len; i++)
 			if (reply[i] != toupper((unsigned char)msg[i]))

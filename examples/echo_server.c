@@ -92,8 +92,14 @@ static void drop_client(struct server *s, unsigned int slot)
 
 static void accept_client(struct server *s, struct xnic_cm_req *req)
 {
-	struct xnic_qp_cap cap = { .max_send_wr = RECV_DEPTH,
-				   .max_recv_wr = RECV_DEPTH };
+	/*
+	 * Rings twice the buffers we keep posted: a slot comes free when the
+	 * kernel's consumer index passes it, which may be a little after its
+	 * completion is visible, so a repost from the completion handler
+	 * never finds the ring full (xnic_post_recv()).
+	 */
+	struct xnic_qp_cap cap = { .max_send_wr = 2 * RECV_DEPTH,
+				   .max_recv_wr = 2 * RECV_DEPTH };
 	unsigned int slot, k;
 	struct client *c;
 	int err;
@@ -229,7 +235,7 @@ int main(int argc, char **argv)
 	if (err)
 		die("xnic_reg_mr", err);
 	/* Every WQE of every QP can complete at once: no overflow. */
-	err = xnic_create_cq(s.ctx, MAX_CLIENTS * 2 * RECV_DEPTH, &s.cq);
+	err = xnic_create_cq(s.ctx, MAX_CLIENTS * 4 * RECV_DEPTH, &s.cq);
 	if (err)
 		die("xnic_create_cq", err);
 	err = xnic_cm_listen(s.ctx, SERVICE, &s.l);
