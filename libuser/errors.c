@@ -9,7 +9,7 @@ const char *xnic_strerror(int err)
 {
 	switch (err) {
 	case -ENODEV:
-		return "no such RDMA device";
+		return "no such RDMA device in this network namespace (in exclusive netns mode a device of another namespace is not visible)";
 	case -ENXIO:
 		return "RDMA device has no uverbs node (is ib_uverbs loaded?)";
 	case -EPROTO:

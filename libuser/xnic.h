@@ -63,8 +63,10 @@ struct xnic_device_info {
  * @name: RDMA device name
  * @info: filled on success
  *
- * Reads /sys/class/infiniband/@name and /sys/class/infiniband_verbs.
- * Return: 0; -ENODEV when no such RDMA device exists; -ENXIO when it has
+ * Reads /sys/class/infiniband/@name and /sys/class/infiniband_verbs, as
+ * the caller's network namespace sees them.
+ * Return: 0; -ENODEV when no such RDMA device exists, or it belongs to
+ * another network namespace (exclusive mode, admin-guide.rst); -ENXIO when it has
  * no uverbs node (ib_uverbs not loaded); -EINVAL for a bad name.
  */
 int xnic_device_lookup(const char *name, struct xnic_device_info *info);
