@@ -40,7 +40,7 @@ KSRC		:= build/linux
 KSRC_FILES	:= tools/testing/selftests/kselftest_harness.h \
 		   tools/testing/selftests/kselftest.h \
 		   scripts/checkpatch.pl scripts/spelling.txt \
-		   scripts/const_structs.checkpatch scripts/kernel-doc
+		   scripts/const_structs.checkpatch
 
 CC		?= cc
 CFLAGS		?= -O2 -g
@@ -80,10 +80,16 @@ examples: lib coll
 # man3 pages, one per public function, from the kernel-doc comments of
 # the public headers (tools/xnic-man).
 MAN_HDRS	:= libuser/xnic.h coll/xnic_coll.h
+KDOC		:= $(KSRC)/scripts/kernel-doc
 man: build/man/.stamp
-build/man/.stamp: $(MAN_HDRS) tools/xnic-man $(KSRC)/.stamp
-	tools/xnic-man $(KSRC)/scripts/kernel-doc build/man $(VERSION) \
-		$(MAN_HDRS)
+build/man/.stamp: $(MAN_HDRS) tools/xnic-man $(KDOC)
+	tools/xnic-man $(KDOC) build/man $(VERSION) $(MAN_HDRS)
+	@touch $@
+
+$(KDOC): $(KSRC_TAR)
+	@mkdir -p $(KSRC)
+	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
+		linux-source-6.1/scripts/kernel-doc
 	@touch $@
 
 $(KSRC)/.stamp: $(KSRC_TAR)
