@@ -972,8 +972,10 @@ static inline int xnic_qp_doorbell(struct xnic_qp *qp)
 /**
  * xnic_sq_submit() - publish every prepared SQ entry and ring the doorbell
  * @qp: QP
- * Return: the number of entries published (0: nothing to do), or -errno
- * when the wakeup syscall failed (the entries are published all the same).
+ * Return: the number of entries published (0: nothing to do);
+ * -EOVERFLOW when the QP's send CQ overflowed (nothing is published: the
+ * completions would be lost); or -errno when the wakeup syscall failed
+ * (the entries are published all the same).
  */
 static inline int xnic_sq_submit(struct xnic_qp *qp)
 {
@@ -982,6 +984,9 @@ static inline int xnic_sq_submit(struct xnic_qp *qp)
 
 	if (!n)
 		return 0;
+	if (__atomic_load_n(qp->scq_flags, __ATOMIC_RELAXED) &
+	    XNIC_RING_F_ERROR)
+		return -EOVERFLOW;
 	__atomic_store_n(&qp->sq.hdr->producer, qp->sq.tail, __ATOMIC_RELEASE);
 	qp->sq.published = qp->sq.tail;
 	err = xnic_qp_doorbell(qp);
@@ -1456,12 +1461,16 @@ static inline int xnic_rq_unget(struct xnic_qp *qp)
 /**
  * xnic_rq_submit() - publish every prepared RQ entry (no doorbell needed)
  * @qp: QP
- * Return: the number of entries published.
+ * Return: the number of entries published; -EOVERFLOW when the QP's
+ * receive CQ overflowed (nothing is published).
  */
 static inline int xnic_rq_submit(struct xnic_qp *qp)
 {
 	uint32_t n = qp->rq.tail - qp->rq.published;
 
+	if (n && (__atomic_load_n(qp->rcq_flags, __ATOMIC_RELAXED) &
+		  XNIC_RING_F_ERROR))
+		return -EOVERFLOW;
 	if (n) {
 		__atomic_store_n(&qp->rq.hdr->producer, qp->rq.tail,
 				 __ATOMIC_RELEASE);

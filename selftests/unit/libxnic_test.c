@@ -427,6 +427,11 @@ TEST_F(rings, cq_overflow_refuses_posts)
 	EXPECT_EQ(-EOVERFLOW, xnic_post_wr(&self->qp, &(struct xnic_wr){
 		.opcode = XNIC_WR_RDMA_READ, .sg = &sge, .nsge = 1 }));
 	EXPECT_EQ(-EOVERFLOW, xnic_post_recv(&self->qp, &sge, 1, 3));
+	/* The liburing-style submit refuses too. */
+	ASSERT_EQ(0, xnic_prep_send(xnic_sq_get_wqe(&self->qp), &sge, 1, 4, 0));
+	EXPECT_EQ(-EOVERFLOW, xnic_sq_submit(&self->qp));
+	ASSERT_EQ(0, xnic_prep_recv(xnic_rq_get_wqe(&self->qp), &sge, 1, 5));
+	EXPECT_EQ(-EOVERFLOW, xnic_rq_submit(&self->qp));
 	EXPECT_EQ(0, self->qp.sq.hdr->producer);
 	EXPECT_EQ(0, self->qp.rq.hdr->producer);
 	EXPECT_EQ(0, wakeups);
