@@ -1340,29 +1340,26 @@ struct xnic_wr {
 	uint32_t rkey;
 };
 
-/* The WQE fields @wr's opcode uses (the rest zero, as the prep_*() do). */
-static inline int xnic__wr_check(const struct xnic_wr *wr, uint64_t *raddr,
-				 uint32_t *rkey, uint32_t *imm)
+/*
+ * The remote address, rkey and immediate data @wr's opcode uses (the others
+ * zero, as the positional prep_*() calls write them); -EINVAL for an
+ * unknown opcode.
+ */
+static inline int xnic__wr_fields(const struct xnic_wr *wr, uint64_t *raddr,
+				  uint32_t *rkey, uint32_t *imm)
 {
-	switch (wr->opcode) {
-	case XNIC_WR_RDMA_WRITE:
-	case XNIC_WR_RDMA_READ:
-		*imm = 0;
-		break;
-	case XNIC_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	case XNIC_WR_SEND:
-		*imm = 0;
-		break;
-	case XNIC_WR_SEND_WITH_IMM:
-		break;
-	default:
+	unsigned int op = wr->opcode;
+	int remote = op == XNIC_WR_RDMA_WRITE ||
+		     op == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+		     op == XNIC_WR_RDMA_READ;
+	int with_imm = op == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+		       op == XNIC_WR_SEND_WITH_IMM;
+
+	if (op > XNIC_WR_RDMA_READ)
 		return -EINVAL;
-	}
-	if (wr->opcode == XNIC_WR_SEND || wr->opcode == XNIC_WR_SEND_WITH_IMM) {
-		*raddr = 0;
-		*rkey = 0;
-	}
+	*raddr = remote ? wr->remote_addr : 0;
+	*rkey = remote ? wr->rkey : 0;
+	*imm = with_imm ? wr->imm : 0;
 	return 0;
 }
 
@@ -1376,10 +1373,10 @@ static inline int xnic__wr_check(const struct xnic_wr *wr, uint64_t *raddr,
 static inline int xnic_prep_wr(struct xnic_sq_wqe *wqe,
 			       const struct xnic_wr *wr)
 {
-	uint64_t raddr = wr->remote_addr;
-	uint32_t rkey = wr->rkey, imm = wr->imm;
+	uint64_t raddr;
+	uint32_t rkey, imm;
 
-	if (xnic__wr_check(wr, &raddr, &rkey, &imm))
+	if (xnic__wr_fields(wr, &raddr, &rkey, &imm))
 		return -EINVAL;
 	return xnic__prep(wqe, (uint8_t)wr->opcode, wr->sg, wr->nsge, raddr,
 			  rkey, imm, wr->wr_id, wr->flags);
@@ -1398,10 +1395,10 @@ static inline int xnic_prep_wr(struct xnic_sq_wqe *wqe,
  */
 static inline int xnic_post_wr(struct xnic_qp *qp, const struct xnic_wr *wr)
 {
-	uint64_t raddr = wr->remote_addr;
-	uint32_t rkey = wr->rkey, imm = wr->imm;
+	uint64_t raddr;
+	uint32_t rkey, imm;
 
-	if (xnic__wr_check(wr, &raddr, &rkey, &imm))
+	if (xnic__wr_fields(wr, &raddr, &rkey, &imm))
 		return -EINVAL;
 	return xnic__post(qp, (uint8_t)wr->opcode, wr->sg, wr->nsge, raddr,
 			  rkey, imm, wr->wr_id, wr->flags);
