@@ -45,17 +45,17 @@ KSRC_FILES	:= tools/testing/selftests/kselftest_harness.h \
 CC		?= cc
 CFLAGS		?= -O2 -g
 XCFLAGS		:= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I$(CURDIR)
-export CC CFLAGS XCFLAGS
+export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll topo fresh-check fuzz \
-	clean help
+	dkms-check coll topo fresh-check fuzz examples man install-user \
+	install-test clean help
 
-all: module lib tools selftests coll topo
+all: module lib tools selftests coll topo examples man
 
 help:
-	@echo "targets: all module lib tools selftests coll topo check fuzz lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo examples man check fuzz lint demo deps install install-test dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -77,6 +77,23 @@ coll: lib
 # Topology-aware rank mapping: libxnicmap and xnic-map (topo/README).
 topo:
 	$(MAKE) -C topo
+examples: lib coll
+	$(MAKE) -C examples
+
+# man3 pages, one per public function, from the kernel-doc comments of
+# the public headers (tools/xnic-man).
+MAN_HDRS	:= libuser/xnic.h coll/xnic_coll.h
+KDOC		:= $(KSRC)/scripts/kernel-doc
+man: build/man/.stamp
+build/man/.stamp: $(MAN_HDRS) tools/xnic-man $(KDOC)
+	tools/xnic-man $(KDOC) build/man $(VERSION) $(MAN_HDRS)
+	@touch $@
+
+$(KDOC): $(KSRC_TAR)
+	@mkdir -p $(KSRC)
+	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
+		linux-source-6.1/scripts/kernel-doc
+	@touch $@
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -136,11 +153,22 @@ bench: all
 	@tools/xnic-deps --bench
 	@tools/xnic-bench
 
-install: all install-module
+install: install-module install-user
+
+# Everything but the module: libraries, headers, pkg-config files, tools,
+# man pages.
+install-user: lib tools coll topo man
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
 	$(MAKE) -C topo install
+	install -d $(DESTDIR)$(MANDIR)/man3
+	cp -P build/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+
+# What a user of the installed tree does: `make install DESTDIR=`, then
+# build the examples with pkg-config; every man page renders cleanly.
+install-test: lib tools coll man
+	@selftests/install_test.sh
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -164,4 +192,5 @@ clean: module-clean
 	$(MAKE) -C topo clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/fuzz clean
+	$(MAKE) -C examples clean
 	rm -rf build

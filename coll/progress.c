@@ -176,7 +176,6 @@ static int xnic_coll_poll(struct xnic_comm *c)
 		n = xnic_poll_cq(c->cq, e, XNIC_COLL_POLL_BATCH);
 		if (n < 0)
 			return xnic_coll_seterr(c, n, "polling the CQ: %s",
-						n == -EIO ? "the CQ is in the error state" :
 						xnic_strerror(n));
 		for (i = 0; i < n; i++) {
 			if (e[i].status != XNIC_WC_SUCCESS)

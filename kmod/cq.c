@@ -9,6 +9,9 @@
  * than exist counts as an overflow. An overflow puts the CQ in the error
  * state for good (IBTA 1.4 section 11.4.2.1): no CQE is written after it,
  * XNIC_RING_F_ERROR tells the process, and IB_EVENT_CQ_ERR is raised.
+ * The QP whose completion could not be written fails too
+ * (XNIC_QP_ERR_CQ_OVERFLOW, see xnic_qp_cq_post()), so that no QP keeps
+ * working with its completions lost.
  */
 #include <linux/atomic.h>
 #include <linux/log2.h>
@@ -23,11 +26,12 @@ static atomic_t xnic_cqn = ATOMIC_INIT(0);
 /**
  * xnic_create_cq() - ib_device_ops.create_cq: make a CQ and its ring
  * @ibcq: the CQ, allocated by ib_core
- * @attr: cqe (at least 1), flags (none supported)
+ * @attr: cqe (1..XNIC_MAX_CQE, the device's max_cqe), flags (none
+ *	supported)
  * @udata: driver data: no input, struct xnic_create_cq_resp output
  *
- * The ring has roundup_pow_of_two(cqe + 1) entries, all usable; ibcq.cqe
- * reports that number.
+ * The ring has roundup_pow_of_two(cqe) entries (at least the request, as
+ * verbs asks), all usable; ibcq.cqe reports that number.
  *
  * Context: process context, may sleep.
  * Return: 0; -EOPNOTSUPP for a kernel CQ or flags; -EINVAL for a bad cqe
@@ -50,9 +54,9 @@ int xnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	if (attr->cqe < 1 || attr->cqe >= XNIC_MAX_CQE)
+	if (attr->cqe < 1 || attr->cqe > XNIC_MAX_CQE)
 		return -EINVAL;
-	entries = roundup_pow_of_two(attr->cqe + 1);
+	entries = roundup_pow_of_two(attr->cqe);
 
 	uctx = rdma_udata_to_drv_context(udata, struct xnic_ucontext, ibuc);
 	spin_lock_init(&cq->lock);
@@ -194,4 +198,25 @@ int xnic_cq_post(struct xnic_cq *cq, const struct xnic_cqe *cqe,
 	if (notify && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
+}
+
+/**
+ * xnic_qp_cq_post() - write a CQE of a QP; a lost one fails the QP
+ * @qp: the QP the completion belongs to
+ * @cq: its send or receive CQ
+ * @cqe: the entry, complete
+ * @solicited: as for xnic_cq_post()
+ *
+ * When the CQ overflows, or overflowed before, the CQE is lost: @qp goes
+ * to the error state with XNIC_QP_ERR_CQ_OVERFLOW (the first reason stays
+ * when it is there already), so that the application learns it from the
+ * QP too and posts no more work whose completions would vanish.
+ *
+ * Context: as xnic_cq_post(); does not sleep.
+ */
+void xnic_qp_cq_post(struct xnic_qp *qp, struct xnic_cq *cq,
+		     const struct xnic_cqe *cqe, bool solicited)
+{
+	if (xnic_cq_post(cq, cqe, solicited))
+		xnic_qp_to_error(qp, XNIC_QP_ERR_CQ_OVERFLOW);
 }

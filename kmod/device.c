@@ -44,7 +44,7 @@ static int xnic_query_device(struct ib_device *ibdev,
 	attr->max_recv_sge = XNIC_MAX_RECV_SGE;
 	attr->max_sge_rd = XNIC_MAX_SGE;
 	attr->max_cq = (1 << 24) - 1;
-	attr->max_cqe = XNIC_MAX_CQE - 1;
+	attr->max_cqe = XNIC_MAX_CQE;
 	attr->max_mr = (1 << 24) - 1;
 	attr->max_pd = (1 << 24) - 1;
 	return 0;

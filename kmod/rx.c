@@ -97,7 +97,7 @@ static void xnic_rx_cqe(struct xnic_qp *qp, const struct xnic_rx_msg *m,
 			cqe.imm_data = (__force u32)m->imm;
 		}
 	}
-	xnic_cq_post(qp->rcq, &cqe, m && m->solicited);
+	xnic_qp_cq_post(qp, qp->rcq, &cqe, m && m->solicited);
 }
 
 /*

@@ -69,7 +69,7 @@ void xnic_tx_cqe(struct xnic_qp *qp, const struct xnic_sq_wqe *wqe, u32 len,
 	if (status == XNIC_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(wqe->flags & XNIC_WQE_F_SIGNALED))
 		return;
-	xnic_cq_post(qp->scq, &cqe, false);
+	xnic_qp_cq_post(qp, qp->scq, &cqe, false);
 }
 
 /**

@@ -299,6 +299,8 @@ int xnic_mr_scatter_skb(struct xnic_dev *xdev, struct xnic_pd *pd,
 /* cq.c: used by the engine */
 int xnic_cq_post(struct xnic_cq *cq, const struct xnic_cqe *cqe,
 		 bool solicited);
+void xnic_qp_cq_post(struct xnic_qp *qp, struct xnic_cq *cq,
+		     const struct xnic_cqe *cqe, bool solicited);
 
 /* qp.c: used by the engine */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn);

@@ -71,8 +71,8 @@ static int xnic_get_context(struct xnic_ctx *ctx)
 	ctx->attr.max_recv_sge = drv.max_recv_sge;
 	ctx->attr.max_inline = drv.max_inline;
 	ctx->attr.max_qp_wr = XNIC_MAX_QP_WR;
-	/* The ring has roundup_pow_of_two(entries + 1) slots, at most MAX. */
-	ctx->attr.max_cqe = XNIC_MAX_CQE - 1;
+	/* The device's max_cqe (QUERY_DEVICE) is the same constant. */
+	ctx->attr.max_cqe = XNIC_MAX_CQE;
 	ctx->attr.num_comp_vectors = resp.num_comp_vectors;
 	return 0;
 }

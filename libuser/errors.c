@@ -9,7 +9,7 @@ const char *xnic_strerror(int err)
 {
 	switch (err) {
 	case -ENODEV:
-		return "no such RDMA device";
+		return "no such RDMA device in this network namespace (in exclusive netns mode a device of another namespace is not visible)";
 	case -ENXIO:
 		return "RDMA device has no uverbs node (is ib_uverbs loaded?)";
 	case -EPROTO:
@@ -17,7 +17,9 @@ const char *xnic_strerror(int err)
 	case -EAGAIN:
 		return "queue full, or nothing pending (try again)";
 	case -EIO:
-		return "completion queue in the error state";
+		return "completion queue corrupt (its producer index is invalid)";
+	case -EOVERFLOW:
+		return "completion queue overflow: completions were lost; destroy its QPs and the CQ, and create a CQ with room for every outstanding work request";
 	case -ETIMEDOUT:
 		return "timed out";
 	default:
@@ -71,6 +73,8 @@ const char *xnic_qp_err_str(uint32_t reason)
 		[XNIC_QP_ERR_REMOTE] = "the peer refused a request",
 		[XNIC_QP_ERR_LOCAL] = "a local work request was bad",
 		[XNIC_QP_ERR_RESPONDER] = "we refused a request of the peer",
+		[XNIC_QP_ERR_CQ_OVERFLOW] =
+			"its CQ overflowed and a completion was lost",
 	};
 
 	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] :

@@ -92,6 +92,7 @@ static void xnic_wq_init(struct xnic_wq *wq, void *map, uint32_t entries,
 	wq->max_sge = max_sge;
 }
 
+/* Zero in a field means its default (what a NULL cap gets). */
 static int xnic_fill_cap(const struct xnic_ctx *ctx, struct xnic_qp_cap *cap)
 {
 	const struct xnic_ctx_attr *a = &ctx->attr;
@@ -99,9 +100,13 @@ static int xnic_fill_cap(const struct xnic_ctx *ctx, struct xnic_qp_cap *cap)
 	if (!cap->max_send_wr)
 		cap->max_send_wr = XNIC_DEFAULT_WR;
 	if (!cap->max_recv_wr)
-		cap->max_recv_wr = 1;
+		cap->max_recv_wr = XNIC_DEFAULT_WR;
 	if (!cap->max_send_sge)
 		cap->max_send_sge = a->max_sge;
+	if (!cap->max_recv_sge)
+		cap->max_recv_sge = a->max_recv_sge;
+	if (!cap->max_inline_data)
+		cap->max_inline_data = a->max_inline;
 	if (cap->max_send_wr > a->max_qp_wr ||
 	    cap->max_recv_wr > a->max_qp_wr ||
 	    cap->max_send_sge > a->max_sge ||
@@ -123,13 +128,7 @@ int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
 		      const struct xnic_qp_attr *attr, struct xnic_qp **qpp)
 {
 	struct xnic_ctx *ctx = pd->ctx;
-	struct xnic_qp_cap def = {
-		.max_send_wr = XNIC_DEFAULT_WR,
-		.max_recv_wr = XNIC_DEFAULT_WR,
-		.max_send_sge = ctx->attr.max_sge,
-		.max_recv_sge = ctx->attr.max_recv_sge,
-		.max_inline_data = ctx->attr.max_inline,
-	};
+	struct xnic_qp_cap def = { 0 };	/* every default */
 	struct ib_uverbs_create_qp req = { 0 };
 	struct ib_uverbs_create_qp_resp resp;
 	struct xnic_create_qp_req drv_in = { 0 };
@@ -213,6 +212,8 @@ int xnic_create_qp_ex(struct xnic_pd *pd, struct xnic_cq *send_cq,
 	qp->pd = pd;
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
+	qp->scq_flags = &send_cq->hdr->flags;
+	qp->rcq_flags = &recv_cq->hdr->flags;
 	qp->state = XNIC_QPS_RESET;
 	qp->timeout = XNIC_QP_DEF_TIMEOUT;
 	qp->retry_cnt = XNIC_QP_DEF_RETRY_CNT;

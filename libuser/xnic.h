@@ -63,8 +63,10 @@ struct xnic_device_info {
  * @name: RDMA device name
  * @info: filled on success
  *
- * Reads /sys/class/infiniband/@name and /sys/class/infiniband_verbs.
- * Return: 0; -ENODEV when no such RDMA device exists; -ENXIO when it has
+ * Reads /sys/class/infiniband/@name and /sys/class/infiniband_verbs, as
+ * the caller's network namespace sees them.
+ * Return: 0; -ENODEV when no such RDMA device exists, or it belongs to
+ * another network namespace (exclusive mode, admin-guide.rst); -ENXIO when it has
  * no uverbs node (ib_uverbs not loaded); -EINVAL for a bad name.
  */
 int xnic_device_lookup(const char *name, struct xnic_device_info *info);
@@ -195,14 +197,17 @@ struct xnic_cq {
 
 /**
  * struct xnic_qp_cap - queue sizes of a QP (in: wanted; out: granted)
- * @max_send_wr: SQ entries, rounded up to a power of two (0: 128)
- * @max_recv_wr: RQ entries, rounded up to a power of two (0: 1)
+ * @max_send_wr: SQ entries, rounded up to a power of two >= the request
+ *	(64 gives 64, 65 gives 128); 1..max_qp_wr (0: 128)
+ * @max_recv_wr: RQ entries, likewise (0: 128)
  * @max_send_sge: SGEs per SQ WQE (0: the device's maximum)
- * @max_recv_sge: SGEs per RQ WQE
- * @max_inline_data: inline bytes per SQ WQE
+ * @max_recv_sge: SGEs per RQ WQE (0: the device's maximum)
+ * @max_inline_data: inline bytes per SQ WQE (0: the device's maximum)
  *
- * The kernel may grant more than asked (the device's maximum SGEs and
- * inline bytes); xnic_create_qp() writes back what it granted.
+ * Zero in any field means its default, so a zero-filled struct gets what
+ * a NULL cap gets. The kernel may grant more than asked (the device's
+ * maximum SGEs and inline bytes); xnic_create_qp() writes back what it
+ * granted.
  */
 struct xnic_qp_cap {
 	uint32_t max_send_wr;
@@ -236,6 +241,8 @@ struct xnic_qp {
 	struct xnic_wq sq;
 	struct xnic_wq rq;
 	uint32_t max_inline;
+	const __u32 *scq_flags;		/* &send_cq->hdr->flags */
+	const __u32 *rcq_flags;		/* &recv_cq->hdr->flags */
 	__u64 *db_word;		/* &ctx_page->db_bits[db_index / 64] */
 	__u64 db_bit;
 	__u64 *db_summary;		/* &ctx_page->db_summary */
@@ -381,8 +388,9 @@ int xnic_dereg_mr(struct xnic_mr *mr);
 /**
  * xnic_create_cq() - create a completion queue
  * @ctx: context
- * @entries: completions the CQ must hold (1..max_cqe); the ring gets
- *	the next power of two above
+ * @entries: completions the CQ must hold, 1..max_cqe (XNIC_MAX_CQE, the
+ *	device's xnic_ctx_attr.max_cqe); the ring gets the smallest power
+ *	of two >= @entries, all usable (64 gives 64, 65 gives 128)
  * @cqp: the new CQ on success
  *
  * The CQ gets its own completion channel for xnic_cq_wait().
@@ -431,8 +439,8 @@ int xnic_cq_read_events(struct xnic_cq *cq);
  *
  * Arms the CQ, re-checks the ring (so a completion written before arming
  * is not missed), and sleeps in poll(2) on the completion channel.
- * Return: 0 when xnic_poll_cq() has something to return (a completion or
- * -EIO); -ETIMEDOUT; -EINTR when a signal came; -errno of a command.
+ * Return: 0 when xnic_poll_cq() has something to return (a completion,
+ * -EOVERFLOW or -EIO); -ETIMEDOUT; -EINTR when a signal came; -errno of a command.
  */
 int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms);
 
@@ -442,7 +450,8 @@ int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms);
  * @send_cq: CQ of SQ completions
  * @recv_cq: CQ of RQ completions (may equal @send_cq)
  * @cap: wanted sizes, or NULL for defaults (128/128 WRs, all SGEs, full
- *	inline); updated with the granted ones
+ *	inline; a zero field also means its default); updated with the
+ *	granted ones
  * @qpp: the new QP on success
  * Return: 0; -EINVAL for sizes beyond the device limits; -ENOMEM;
  * -EPROTO for a malformed kernel answer; -errno of the command or mmap().
@@ -866,7 +875,9 @@ int xnic_cm_get_disconnect(struct xnic_cm_listener *l,
  *	... more get/prep ...
  *	xnic_sq_submit(qp);			// publish all, one doorbell
  *
- * or one call per WQE with xnic_post_write() and friends. A prep function
+ * or one call per WQE with xnic_post_write() and friends, or with
+ * xnic_post_wr() / xnic_prep_wr() and a struct xnic_wr whose fields are
+ * named (safer: rkey and imm cannot be swapped). A prep function
  * that fails (-EINVAL: too many SGEs, inline data too long) leaves its
  * WQE unusable: give it back with xnic_sq_unget() before submitting.
  *
@@ -961,8 +972,10 @@ static inline int xnic_qp_doorbell(struct xnic_qp *qp)
 /**
  * xnic_sq_submit() - publish every prepared SQ entry and ring the doorbell
  * @qp: QP
- * Return: the number of entries published (0: nothing to do), or -errno
- * when the wakeup syscall failed (the entries are published all the same).
+ * Return: the number of entries published (0: nothing to do);
+ * -EOVERFLOW when the QP's send CQ overflowed (nothing is published: the
+ * completions would be lost); or -errno when the wakeup syscall failed
+ * (the entries are published all the same).
  */
 static inline int xnic_sq_submit(struct xnic_qp *qp)
 {
@@ -971,6 +984,9 @@ static inline int xnic_sq_submit(struct xnic_qp *qp)
 
 	if (!n)
 		return 0;
+	if (__atomic_load_n(qp->scq_flags, __ATOMIC_RELAXED) &
+	    XNIC_RING_F_ERROR)
+		return -EOVERFLOW;
 	__atomic_store_n(&qp->sq.hdr->producer, qp->sq.tail, __ATOMIC_RELEASE);
 	qp->sq.published = qp->sq.tail;
 	err = xnic_qp_doorbell(qp);
@@ -1135,6 +1151,10 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
 	if (qp->state == XNIC_QPS_RESET || qp->state == XNIC_QPS_INIT ||
 	    qp->state == XNIC_QPS_RTR)
 		return -ENOTCONN;
+	/* Its completion would be lost. */
+	if (__atomic_load_n(qp->scq_flags, __ATOMIC_RELAXED) &
+	    XNIC_RING_F_ERROR)
+		return -EOVERFLOW;
 	if (nsge > qp->sq.max_sge)
 		return -EINVAL;
 	if (flags & XNIC_WQE_F_INLINE) {
@@ -1167,9 +1187,11 @@ static inline int xnic__post(struct xnic_qp *qp, uint8_t opcode,
  * @flags: XNIC_WQE_F_*
  * Return: 0; -ENOTCONN when the QP is not connected yet (RESET, INIT or
  * RTR: nothing is posted and the QP stays usable; connect it first; the
- * same for every xnic_post_*() but xnic_post_recv()); -EAGAIN when the
- * SQ is full; -EINVAL; -errno of the wakeup. A QP in the error state
- * takes the post and completes it with XNIC_WC_WR_FLUSH_ERR.
+ * same for every xnic_post_*() but xnic_post_recv()); -EOVERFLOW when
+ * the QP's send CQ overflowed (nothing is posted: its completion would be
+ * lost; the QP and CQ cannot be used again); -EAGAIN when the SQ is full;
+ * -EINVAL; -errno of the wakeup. A QP in the error state otherwise takes
+ * the post and completes it with XNIC_WC_WR_FLUSH_ERR.
  */
 static inline int xnic_post_write(struct xnic_qp *qp,
 				  const struct xnic_sge *sg, unsigned int nsge,
@@ -1282,6 +1304,107 @@ static inline int xnic_post_read(struct xnic_qp *qp, const struct xnic_sge *sg,
 }
 
 /**
+ * struct xnic_wr - one SQ work request, its arguments named
+ * @wr_id: returned in the CQE
+ * @sg: local buffers (gathered for WRITE and SEND, scattered into for
+ *	READ); may be NULL when @nsge is 0
+ * @nsge: entries of @sg (at most the QP's max_send_sge)
+ * @opcode: enum xnic_wr_opcode: XNIC_WR_RDMA_WRITE (0),
+ *	_RDMA_WRITE_WITH_IMM, _SEND, _SEND_WITH_IMM, _RDMA_READ
+ * @flags: XNIC_WQE_F_SIGNALED, _INLINE, _SOLICITED
+ * @imm: immediate data, network byte order (the _WITH_IMM opcodes; else
+ *	ignored)
+ * @remote_addr: target (WRITE) or source (READ) address in the peer's
+ *	MR (ignored for SEND)
+ * @rkey: the peer MR's rkey (ignored for SEND)
+ *
+ * For xnic_post_wr() and xnic_prep_wr(): filled with designated
+ * initialisers, no two arguments of the same type can be swapped
+ * unnoticed, and a field left out is zero:
+ *
+ *	err = xnic_post_wr(qp, &(struct xnic_wr){
+ *		.opcode = XNIC_WR_RDMA_WRITE_WITH_IMM,
+ *		.sg = &sge, .nsge = 1,
+ *		.remote_addr = raddr, .rkey = rkey, .imm = htonl(7),
+ *		.wr_id = 1, .flags = XNIC_WQE_F_SIGNALED,
+ *	});
+ */
+struct xnic_wr {
+	uint64_t wr_id;
+	const struct xnic_sge *sg;
+	unsigned int nsge;
+	unsigned int opcode;
+	unsigned int flags;
+	uint32_t imm;
+	uint64_t remote_addr;
+	uint32_t rkey;
+};
+
+/*
+ * The remote address, rkey and immediate data @wr's opcode uses (the others
+ * zero, as the positional prep_*() calls write them); -EINVAL for an
+ * unknown opcode.
+ */
+static inline int xnic__wr_fields(const struct xnic_wr *wr, uint64_t *raddr,
+				  uint32_t *rkey, uint32_t *imm)
+{
+	unsigned int op = wr->opcode;
+	int remote = op == XNIC_WR_RDMA_WRITE ||
+		     op == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+		     op == XNIC_WR_RDMA_READ;
+	int with_imm = op == XNIC_WR_RDMA_WRITE_WITH_IMM ||
+		       op == XNIC_WR_SEND_WITH_IMM;
+
+	if (op > XNIC_WR_RDMA_READ)
+		return -EINVAL;
+	*raddr = remote ? wr->remote_addr : 0;
+	*rkey = remote ? wr->rkey : 0;
+	*imm = with_imm ? wr->imm : 0;
+	return 0;
+}
+
+/**
+ * xnic_prep_wr() - fill an SQ entry from a struct xnic_wr
+ * @wqe: from xnic_sq_get_wqe()
+ * @wr: the work request (any opcode)
+ * Return: 0 or -EINVAL (unknown opcode, too many SGEs, bad flags, inline
+ * data too long or with READ): give the entry back with xnic_sq_unget().
+ */
+static inline int xnic_prep_wr(struct xnic_sq_wqe *wqe,
+			       const struct xnic_wr *wr)
+{
+	uint64_t raddr;
+	uint32_t rkey, imm;
+
+	if (xnic__wr_fields(wr, &raddr, &rkey, &imm))
+		return -EINVAL;
+	return xnic__prep(wqe, (uint8_t)wr->opcode, wr->sg, wr->nsge, raddr,
+			  rkey, imm, wr->wr_id, wr->flags);
+}
+
+/**
+ * xnic_post_wr() - post one work request of any opcode and ring the
+ *	doorbell: xnic_post_write() and friends with named arguments
+ * @qp: connected QP
+ * @wr: the work request (only read during the call; a compound literal
+ *	is the usual way, see struct xnic_wr)
+ *
+ * Zero-syscall and inline like the positional xnic_post_*() calls, and
+ * the same checks (the QP's max_send_sge and max_inline_data).
+ * Return: as xnic_post_write(); -EINVAL also for an unknown opcode.
+ */
+static inline int xnic_post_wr(struct xnic_qp *qp, const struct xnic_wr *wr)
+{
+	uint64_t raddr;
+	uint32_t rkey, imm;
+
+	if (xnic__wr_fields(wr, &raddr, &rkey, &imm))
+		return -EINVAL;
+	return xnic__post(qp, (uint8_t)wr->opcode, wr->sg, wr->nsge, raddr,
+			  rkey, imm, wr->wr_id, wr->flags);
+}
+
+/**
  * xnic_rq_get_wqe() - reserve the next RQ entry
  * @qp: QP
  * Return: the entry, or NULL when the RQ is full.
@@ -1335,12 +1458,16 @@ static inline int xnic_rq_unget(struct xnic_qp *qp)
 /**
  * xnic_rq_submit() - publish every prepared RQ entry (no doorbell needed)
  * @qp: QP
- * Return: the number of entries published.
+ * Return: the number of entries published; -EOVERFLOW when the QP's
+ * receive CQ overflowed (nothing is published).
  */
 static inline int xnic_rq_submit(struct xnic_qp *qp)
 {
 	uint32_t n = qp->rq.tail - qp->rq.published;
 
+	if (n && (__atomic_load_n(qp->rcq_flags, __ATOMIC_RELAXED) &
+		  XNIC_RING_F_ERROR))
+		return -EOVERFLOW;
 	if (n) {
 		__atomic_store_n(&qp->rq.hdr->producer, qp->rq.tail,
 				 __ATOMIC_RELEASE);
@@ -1358,7 +1485,8 @@ static inline int xnic_rq_submit(struct xnic_qp *qp)
  * A slot comes free when the kernel's RQ consumer index passes it, which
  * may be a little after its completion is visible: a program that reposts
  * on each receive completion into a full RQ must retry on -EAGAIN.
- * Return: 0; -EAGAIN when the RQ is full; -EINVAL.
+ * Return: 0; -EAGAIN when the RQ is full; -EOVERFLOW when the QP's
+ * receive CQ overflowed (nothing is posted); -EINVAL.
  */
 static inline int xnic_post_recv(struct xnic_qp *qp, const struct xnic_sge *sg,
 				 unsigned int nsge, uint64_t wr_id)
@@ -1367,6 +1495,9 @@ static inline int xnic_post_recv(struct xnic_qp *qp, const struct xnic_sge *sg,
 
 	if (nsge > qp->rq.max_sge)
 		return -EINVAL;
+	if (__atomic_load_n(qp->rcq_flags, __ATOMIC_RELAXED) &
+	    XNIC_RING_F_ERROR)
+		return -EOVERFLOW;
 	wqe = xnic_rq_get_wqe(qp);
 	if (!wqe)
 		return -EAGAIN;
@@ -1379,8 +1510,9 @@ static inline int xnic_post_recv(struct xnic_qp *qp, const struct xnic_sge *sg,
 }
 
 /*
- * Entries ready in a CQ, checked: 0..entries, or -EIO when the CQ is in
- * error and drained, or the producer is beyond anything valid.
+ * Entries ready in a CQ, checked: 0..entries; -EOVERFLOW when the CQ
+ * overflowed (its error state) and is drained; -EIO when the producer is
+ * beyond anything valid.
  */
 static inline int xnic__cq_ready(struct xnic_cq *cq)
 {
@@ -1396,7 +1528,7 @@ static inline int xnic__cq_ready(struct xnic_cq *cq)
 		prod = __atomic_load_n(&cq->hdr->producer, __ATOMIC_ACQUIRE);
 		avail = prod - cq->head;
 		if (!avail)
-			return -EIO;
+			return -EOVERFLOW;
 	}
 	if (avail > cq->mask + 1)
 		return -EIO;
@@ -1408,9 +1540,13 @@ static inline int xnic__cq_ready(struct xnic_cq *cq)
  * @cq: CQ
  * @cqes: array the completions are copied to
  * @max: its length
- * Return: the number of completions copied (0: none); -EIO when the CQ
- * is in the error state (overflow, or the kernel gave up on it) and every
- * completion written before has been reaped; -EINVAL for @max < 0.
+ * Return: the number of completions copied (0: none); -EOVERFLOW when
+ * the CQ overflowed and every completion written before has been reaped
+ * (the kernel could not write a completion: it is lost, the QP it belonged
+ * to is in the error state with XNIC_QP_ERR_CQ_OVERFLOW, and posts on the
+ * CQ's QPs return -EOVERFLOW; the CQ stays in this state: destroy it and
+ * its QPs); -EIO when the CQ's producer index is invalid (the shared ring
+ * is corrupt); -EINVAL for @max < 0.
  */
 static inline int xnic_poll_cq(struct xnic_cq *cq, struct xnic_cqe *cqes,
 			       int max)

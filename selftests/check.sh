@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # check.sh [--unit-only|--vm-only] - the body of `make check`: unit tests on
-# the host (ASan/UBSan), then every VM selftest, each in its own boot of the
-# test VM.
+# the host (ASan/UBSan) and the host scripts (the installed tree), then
+# every VM selftest, each in its own boot of the test VM.
 # Ends with one line "N passed, N failed, N skipped"; exits non-zero on any
 # failure (a VM crash or timeout counts as a failure).
 set -u
@@ -32,7 +32,8 @@ trap 'rm -f "$log"' EXIT
 
 if [[ $mode != --vm-only ]]; then
 	mapfile -t units < <(make -s -C selftests -p unit 2>/dev/null |
-		sed -n 's/^UNIT_PROGS := //p' | tr ' ' '\n')
+		sed -nE 's/^(UNIT_PROGS|HOST_SCRIPTS) := //p' | tr ' ' '\n' |
+		grep .)
 	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
 	add_result "$log" "${PIPESTATUS[0]}"
 	# The parsers of untrusted input under libFuzzer, a while each.

@@ -265,6 +265,67 @@ TEST_F(pair, qp_caps)
 	EXPECT_EQ(-EINVAL, xnic_create_cq(s->ctx, 0, &s->cq));
 }
 
+/*
+ * Issue 22 case 7: one max_cqe everywhere (the device's, XNIC_MAX_CQE and
+ * what create accepts), sizes rounded up to >= the request (an exact power
+ * of two is kept), and zero in a struct xnic_qp_cap field means the
+ * default, as NULL does.
+ */
+TEST_F(pair, limits_agree)
+{
+	static const unsigned int want[][2] = {
+		{ 1, 1 }, { 2, 2 }, { 64, 64 }, { 65, 128 },
+		{ XNIC_MAX_CQE, XNIC_MAX_CQE },
+	};
+	const struct xnic_ctx_attr *a = xnic_ctx_info(self->a.ctx);
+	struct side *s = &self->a;
+	struct xnic_qp_cap cap, def;
+	struct xnic_cq *cq = NULL;
+	struct xnic_qp *qp;
+	size_t k;
+
+	EXPECT_EQ(XNIC_MAX_CQE, a->max_cqe);
+	EXPECT_EQ(XNIC_MAX_QP_WR, a->max_qp_wr);
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		ASSERT_EQ(0, xnic_create_cq(s->ctx, want[k][0], &cq))
+			TH_LOG("CQ of %u", want[k][0]);
+		EXPECT_EQ(want[k][1], cq->entries) TH_LOG("CQ of %u", want[k][0]);
+		EXPECT_EQ(0, xnic_destroy_cq(cq));
+	}
+	EXPECT_EQ(-EINVAL, xnic_create_cq(s->ctx, XNIC_MAX_CQE + 1, &cq));
+
+	/* Queue sizes: an exact power of two is what you get. */
+	cap = (struct xnic_qp_cap){ .max_send_wr = 64, .max_recv_wr = 64 };
+	ASSERT_EQ(0, xnic_create_qp(s->pd, s->cq, s->cq, &cap, &qp));
+	EXPECT_EQ(64, cap.max_send_wr);
+	EXPECT_EQ(64, cap.max_recv_wr);
+	EXPECT_EQ(64, qp->rq.entries);
+	EXPECT_EQ(0, xnic_destroy_qp(qp));
+	cap = (struct xnic_qp_cap){ .max_send_wr = XNIC_MAX_QP_WR,
+				    .max_recv_wr = XNIC_MAX_QP_WR };
+	ASSERT_EQ(0, xnic_create_qp(s->pd, s->cq, s->cq, &cap, &qp));
+	EXPECT_EQ(XNIC_MAX_QP_WR, qp->sq.entries);
+	EXPECT_EQ(0, xnic_destroy_qp(qp));
+
+	/* A zero-filled cap gets what NULL gets. */
+	memset(&cap, 0, sizeof(cap));
+	ASSERT_EQ(0, xnic_create_qp(s->pd, s->cq, s->cq, &cap, &qp));
+	EXPECT_EQ(128, cap.max_send_wr);
+	EXPECT_EQ(128, cap.max_recv_wr);
+	EXPECT_EQ(128, qp->rq.entries);
+	EXPECT_EQ(a->max_recv_sge, cap.max_recv_sge);
+	EXPECT_EQ(a->max_recv_sge, qp->rq.max_sge);
+	EXPECT_EQ(a->max_inline, cap.max_inline_data);
+	def = cap;
+	EXPECT_EQ(0, xnic_destroy_qp(qp));
+	ASSERT_EQ(0, xnic_create_qp(s->pd, s->cq, s->cq, NULL, &qp));
+	EXPECT_EQ(def.max_recv_wr, qp->rq.entries);
+	EXPECT_EQ(def.max_send_wr, qp->sq.entries);
+	EXPECT_EQ(def.max_recv_sge, qp->rq.max_sge);
+	EXPECT_EQ(def.max_inline_data, qp->max_inline);
+	EXPECT_EQ(0, xnic_destroy_qp(qp));
+}
+
 TEST_F(pair, connect_and_error)
 {
 	ASSERT_EQ(0, connect_pair(&self->a, &self->b));

@@ -151,6 +151,10 @@ out=$(in1 python3 -c 'import os, sys
 os.close(os.open(sys.argv[1], os.O_RDWR)); print("opened")' \
 	"/dev/infiniband/$uv" 2>&1)
 check "open it from $N1: opened ($out)" test "$out" = opened
+# What a libxnic program says (xnic_open(), admin-guide.rst).
+out=$(in0 timeout 60 "$PERF" write_lat -d "$D1" --cm 2>&1)
+check "xnic_open($D1) from $N0: ENODEV, names the namespace ($out)" \
+	grep -q "no such RDMA device in this network namespace" <<<"$out"
 
 # 3. Events stay in the device's namespace.
 ip netns exec "$N0" "$X" monitor >"$tmp/mon0" 2>&1 &

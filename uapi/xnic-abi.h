@@ -66,7 +66,7 @@
 #define XNIC_MAX_RECV_SGE	3	/* per RQ WQE */
 #define XNIC_MAX_INLINE		96	/* bytes of inline data per SQ WQE */
 #define XNIC_MAX_QP_WR		4096	/* SQ or RQ entries */
-#define XNIC_MAX_CQE		65536	/* CQ entries */
+#define XNIC_MAX_CQE		65536	/* CQ entries (device max_cqe) */
 #define XNIC_DB_WORDS		64	/* doorbell bitmap: 64 x 64 QP slots */
 #define XNIC_MAX_QP_PER_CTX	(XNIC_DB_WORDS * 64)
 
@@ -75,7 +75,13 @@
 #define XNIC_RING_HDR_SIZE	256
 
 /* xnic_ring_hdr.flags, written by the kernel */
-#define XNIC_RING_F_ERROR	0x1U	/* QP or CQ in the error state */
+/*
+ * QP or CQ in the error state. A CQ has one way there: an overflow (a CQE
+ * found no free entry, or the consumer index claimed more in use than
+ * exist); every QP that then has a completion for it fails with
+ * XNIC_QP_ERR_CQ_OVERFLOW.
+ */
+#define XNIC_RING_F_ERROR	0x1U
 
 /**
  * enum xnic_qp_err_reason - why a QP went to the error state
@@ -93,6 +99,8 @@
  * @XNIC_QP_ERR_LOCAL: a work request of ours was bad (length, protection,
  *	opcode) or the rings' indices were
  * @XNIC_QP_ERR_RESPONDER: we refused a request of the peer (NAK sent)
+ * @XNIC_QP_ERR_CQ_OVERFLOW: a completion of the QP found its CQ full (or
+ *	already overflowed) and was lost; the CQ is in the error state
  */
 enum xnic_qp_err_reason {
 	XNIC_QP_ERR_NONE		= 0,
@@ -103,6 +111,7 @@ enum xnic_qp_err_reason {
 	XNIC_QP_ERR_REMOTE		= 5,
 	XNIC_QP_ERR_LOCAL		= 6,
 	XNIC_QP_ERR_RESPONDER		= 7,
+	XNIC_QP_ERR_CQ_OVERFLOW		= 8,
 };
 
 /**

@@ -193,6 +193,8 @@ int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,
 	qp->pd = pd;
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
+	qp->scq_flags = &send_cq->hdr->flags;
+	qp->rcq_flags = &recv_cq->hdr->flags;
 	qp->db_word = &pd->ctx->page.db_bits[0];
 	qp->db_bit = 1;
 	qp->db_summary = &pd->ctx->page.db_summary;

@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "libuser/cmd.c"	/* white box: the command encoder */
+#include "libuser/errors.c"	/* xnic_strerror() */
 
 /* The D1 wakeup syscall, counted instead of made. */
 static int wakeups;
@@ -83,6 +84,8 @@ FIXTURE_SETUP(rings)
 					    XNIC_RING_HDR_SIZE);
 	self->cq.entries = N_CQ;
 	self->cq.mask = N_CQ - 1;
+	self->qp.scq_flags = &self->cq.hdr->flags;
+	self->qp.rcq_flags = &self->cq.hdr->flags;
 	wakeups = 0;
 }
 
@@ -407,8 +410,109 @@ TEST_F(rings, cq_error_after_drain)
 	__atomic_store_n(&self->cq.hdr->flags, XNIC_RING_F_ERROR,
 			 __ATOMIC_RELEASE);
 	EXPECT_EQ(2, xnic_poll_cq(&self->cq, out, N_CQ));
-	EXPECT_EQ(-EIO, xnic_poll_cq(&self->cq, out, N_CQ));
-	EXPECT_EQ(-EIO, xnic_poll_cq(&self->cq, out, N_CQ));
+	EXPECT_EQ(-EOVERFLOW, xnic_poll_cq(&self->cq, out, N_CQ));
+	EXPECT_EQ(-EOVERFLOW, xnic_poll_cq(&self->cq, out, N_CQ));
+}
+
+/* Issue 22 case 6: a QP whose CQ overflowed takes no more posts. */
+TEST_F(rings, cq_overflow_refuses_posts)
+{
+	struct xnic_sge sge = { .addr = 0x1000, .length = 64, .lkey = 7 };
+
+	__atomic_store_n(&self->cq.hdr->flags, XNIC_RING_F_ERROR,
+			 __ATOMIC_RELEASE);
+	EXPECT_EQ(-EOVERFLOW, xnic_post_write(&self->qp, &sge, 1, 0x2000, 9,
+					      1, XNIC_WQE_F_SIGNALED));
+	EXPECT_EQ(-EOVERFLOW, xnic_post_send(&self->qp, &sge, 1, 2, 0));
+	EXPECT_EQ(-EOVERFLOW, xnic_post_wr(&self->qp, &(struct xnic_wr){
+		.opcode = XNIC_WR_RDMA_READ, .sg = &sge, .nsge = 1 }));
+	EXPECT_EQ(-EOVERFLOW, xnic_post_recv(&self->qp, &sge, 1, 3));
+	/* The liburing-style submit refuses too. */
+	ASSERT_EQ(0, xnic_prep_send(xnic_sq_get_wqe(&self->qp), &sge, 1, 4, 0));
+	EXPECT_EQ(-EOVERFLOW, xnic_sq_submit(&self->qp));
+	ASSERT_EQ(0, xnic_prep_recv(xnic_rq_get_wqe(&self->qp), &sge, 1, 5));
+	EXPECT_EQ(-EOVERFLOW, xnic_rq_submit(&self->qp));
+	EXPECT_EQ(0, self->qp.sq.hdr->producer);
+	EXPECT_EQ(0, self->qp.rq.hdr->producer);
+	EXPECT_EQ(0, wakeups);
+	EXPECT_NE(NULL, strstr(xnic_strerror(-EOVERFLOW), "overflow"));
+}
+
+/*
+ * Issue 22 case 9: xnic_post_wr() with named fields writes the same WQE
+ * as the positional call, for every opcode, and refuses a bad opcode.
+ */
+TEST_F(rings, post_wr_matches_positional)
+{
+	struct xnic_sge sg[2] = {
+		{ .addr = 0x1000, .length = 10, .lkey = 3 },
+		{ .addr = 0x2000, .length = 20, .lkey = 4 },
+	};
+	struct xnic_sq_wqe *a, *b;
+	unsigned int op;
+	uint32_t i = 0;
+
+	for (op = XNIC_WR_RDMA_WRITE; op <= XNIC_WR_RDMA_READ; op++, i += 2) {
+		const struct xnic_wr wr = {
+			.opcode = op, .sg = sg, .nsge = 2,
+			.remote_addr = 0xabc, .rkey = 77, .imm = 0x11223344,
+			.wr_id = 42, .flags = XNIC_WQE_F_SIGNALED,
+		};
+
+		switch (op) {
+		case XNIC_WR_RDMA_WRITE:
+			ASSERT_EQ(0, xnic_post_write(&self->qp, sg, 2, 0xabc,
+						     77, 42,
+						     XNIC_WQE_F_SIGNALED));
+			break;
+		case XNIC_WR_RDMA_WRITE_WITH_IMM:
+			ASSERT_EQ(0, xnic_post_write_imm(&self->qp, sg, 2,
+							 0xabc, 77, 0x11223344,
+							 42,
+							 XNIC_WQE_F_SIGNALED));
+			break;
+		case XNIC_WR_SEND:
+			ASSERT_EQ(0, xnic_post_send(&self->qp, sg, 2, 42,
+						    XNIC_WQE_F_SIGNALED));
+			break;
+		case XNIC_WR_SEND_WITH_IMM:
+			ASSERT_EQ(0, xnic_post_send_imm(&self->qp, sg, 2,
+							0x11223344, 42,
+							XNIC_WQE_F_SIGNALED));
+			break;
+		default:
+			ASSERT_EQ(0, xnic_post_read(&self->qp, sg, 2, 0xabc,
+						    77, 42,
+						    XNIC_WQE_F_SIGNALED));
+		}
+		ASSERT_EQ(0, xnic_post_wr(&self->qp, &wr));
+		__atomic_store_n(&self->qp.sq.hdr->consumer, i + 2,
+				 __ATOMIC_RELEASE);
+		a = sq_slot(self->sq, i);
+		b = sq_slot(self->sq, i + 1);
+		EXPECT_EQ(op, b->opcode);
+		EXPECT_EQ(0, memcmp(a, b, sizeof(*a))) TH_LOG("opcode %u", op);
+	}
+	EXPECT_EQ(i, self->qp.sq.hdr->producer);
+	/* The prep form, and what is refused. */
+	a = xnic_sq_get_wqe(&self->qp);
+	ASSERT_NE(NULL, a);
+	EXPECT_EQ(0, xnic_prep_wr(a, &(struct xnic_wr){
+		.opcode = XNIC_WR_SEND_WITH_IMM, .imm = 5, .rkey = 9 }));
+	EXPECT_EQ(5, a->imm_data);
+	EXPECT_EQ(0, a->rkey);
+	EXPECT_EQ(0, a->num_sge);
+	EXPECT_EQ(-EINVAL, xnic_prep_wr(a, &(struct xnic_wr){ .opcode = 5 }));
+	EXPECT_EQ(0, xnic_sq_unget(&self->qp));
+	EXPECT_EQ(-EINVAL, xnic_post_wr(&self->qp, &(struct xnic_wr){
+		.opcode = 99, .sg = sg, .nsge = 1 }));
+	EXPECT_EQ(-EINVAL, xnic_post_wr(&self->qp, &(struct xnic_wr){
+		.opcode = XNIC_WR_RDMA_READ, .sg = sg, .nsge = 1,
+		.flags = XNIC_WQE_F_INLINE }));
+	self->qp.state = XNIC_QPS_INIT;
+	EXPECT_EQ(-ENOTCONN, xnic_post_wr(&self->qp, &(struct xnic_wr){
+		.opcode = XNIC_WR_SEND }));
+	EXPECT_EQ(i, self->qp.sq.hdr->producer);
 }
 
 /* ----------------------- command encoding ------------------------ */
