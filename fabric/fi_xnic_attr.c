@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What the xnic provider offers, and fi_getinfo's hint matching: a hint
+ * asks for a subset of what we offer or gets -FI_ENODATA (fi_getinfo(3):
+ * "hints ... serve as a filter"). Pure functions of their arguments: the
+ * unit test runs them on the host (selftests/unit/fabric_attr_test.c).
+ */
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fi_xnic.h"
+
+#define XNIC_TX_CAPS	(FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
+#define XNIC_RX_CAPS	(FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE)
+#define XNIC_CAPS	(XNIC_TX_CAPS | XNIC_RX_CAPS | FI_REMOTE_COMM)
+#define XNIC_MSG_ORDER	FI_ORDER_SAS
+#define XNIC_MR_MAP	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+/* Optional mode bits we can use when the application accepts them. */
+#define XNIC_MODE_OPT	FI_RX_CQ_DATA
+
+void fi_xnic_addr_init(struct fi_xnic_addr *a, uint32_t node, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->sib_family = AF_IB;
+	a->sib_pkey = 0xffff;
+	a->sib_addr[0] = 0xfe;
+	a->sib_addr[1] = 0x80;
+	a->sib_addr[12] = (uint8_t)(node >> 24);
+	a->sib_addr[13] = (uint8_t)(node >> 16);
+	a->sib_addr[14] = (uint8_t)(node >> 8);
+	a->sib_addr[15] = (uint8_t)node;
+	a->sib_sid = htobe64(FI_XNIC_PS_IB << 16 | port);
+	a->sib_sid_mask = ~0ULL;
+}
+
+/* Return: 0 when @addr is an xnic address of @len bytes, else -FI_EINVAL. */
+int fi_xnic_addr_check(const void *addr, size_t len)
+{
+	const struct fi_xnic_addr *a = addr;
+	static const uint8_t prefix[12] = { 0xfe, 0x80 };
+
+	if (!addr || len < sizeof(*a) || a->sib_family != AF_IB ||
+	    memcmp(a->sib_addr, prefix, sizeof(prefix)))
+		return -FI_EINVAL;
+	return 0;
+}
+
+uint32_t fi_xnic_addr_node(const struct fi_xnic_addr *a)
+{
+	return (uint32_t)a->sib_addr[12] << 24 | (uint32_t)a->sib_addr[13] << 16 |
+	       (uint32_t)a->sib_addr[14] << 8 | a->sib_addr[15];
+}
+
+uint16_t fi_xnic_addr_port(const struct fi_xnic_addr *a)
+{
+	return (uint16_t)be64toh(a->sib_sid);
+}
+
+uint64_t fi_xnic_addr_sid(const struct fi_xnic_addr *a)
+{
+	return be64toh(a->sib_sid);
+}
+
+/* Required MR mode bits: FI_MR_LOCAL always, the map bits for RMA targets. */
+static uint64_t xnic_mr_mode(uint64_t caps)
+{
+	if (caps && !(caps & (FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA)))
+		return FI_MR_LOCAL;
+	return FI_MR_LOCAL | XNIC_MR_MAP;
+}
+
+static bool xnic_sub(uint64_t want, uint64_t have)
+{
+	return !(want & ~have);
+}
+
+/*
+ * Hints we can never satisfy, whatever the device: 0 or -FI_ENODATA.
+ * (Per-device limits are checked by fi_xnic_info_for().)
+ */
+int fi_xnic_check_hints(uint32_t version, const struct fi_info *h)
+{
+	uint64_t mr;
+
+	if (!h)
+		return 0;
+	if (!xnic_sub(h->caps, XNIC_CAPS))
+		return -FI_ENODATA;
+	if (h->addr_format != FI_FORMAT_UNSPEC &&
+	    h->addr_format != FI_SOCKADDR_IB && h->addr_format != FI_SOCKADDR)
+		return -FI_ENODATA;
+	if (h->fabric_attr) {
+		if (h->fabric_attr->prov_name &&
+		    strcasecmp(h->fabric_attr->prov_name, FI_XNIC_NAME))
+			return -FI_ENODATA;
+		if (h->fabric_attr->name &&
+		    strcmp(h->fabric_attr->name, FI_XNIC_NAME))
+			return -FI_ENODATA;
+	}
+	if (h->ep_attr) {
+		if (h->ep_attr->type != FI_EP_UNSPEC &&
+		    h->ep_attr->type != FI_EP_MSG)
+			return -FI_ENODATA;
+		if (h->ep_attr->protocol != FI_PROTO_UNSPEC)
+			return -FI_ENODATA;
+		if (h->ep_attr->tx_ctx_cnt > 1 ||
+		    h->ep_attr->rx_ctx_cnt > 1)	/* also FI_SHARED_CONTEXT */
+			return -FI_ENODATA;
+		if (h->ep_attr->auth_key_size)
+			return -FI_ENODATA;
+	}
+	if (h->domain_attr) {
+		const struct fi_domain_attr *d = h->domain_attr;
+
+		if (!xnic_sub(d->caps, FI_REMOTE_COMM))
+			return -FI_ENODATA;
+		if (d->av_type != FI_AV_UNSPEC)
+			return -FI_ENODATA;
+		if (d->mr_mode & (FI_MR_SCALABLE | FI_MR_RAW | FI_MR_MMU_NOTIFY))
+			return -FI_ENODATA;
+		mr = xnic_mr_mode(h->caps);
+		if (d->mr_mode == FI_MR_BASIC) {
+			if (!(h->mode & FI_LOCAL_MR))
+				return -FI_ENODATA;
+		} else if (d->mr_mode != FI_MR_UNSPEC ||
+			   FI_VERSION_GE(version, FI_VERSION(1, 5))) {
+			uint64_t have = d->mr_mode;
+
+			if (h->mode & FI_LOCAL_MR)
+				have |= FI_MR_LOCAL;
+			if ((have & mr) != mr)
+				return -FI_ENODATA;
+		}
+		if (d->cq_data_size > 4 || d->mr_key_size > 4 ||
+		    d->mr_iov_limit > 1)
+			return -FI_ENODATA;
+	}
+	if (h->tx_attr) {
+		if (!xnic_sub(h->tx_attr->caps, XNIC_TX_CAPS | FI_REMOTE_COMM) ||
+		    !xnic_sub(h->tx_attr->msg_order, XNIC_MSG_ORDER) ||
+		    h->tx_attr->comp_order & ~(uint64_t)FI_ORDER_STRICT ||
+		    h->tx_attr->rma_iov_limit > 1)
+			return -FI_ENODATA;
+		if (h->tx_attr->op_flags & ~(uint64_t)(FI_COMPLETION |
+				FI_INJECT | FI_TRANSMIT_COMPLETE |
+				FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE))
+			return -FI_ENODATA;
+	}
+	if (h->rx_attr) {
+		if (!xnic_sub(h->rx_attr->caps, XNIC_RX_CAPS | FI_REMOTE_COMM) ||
+		    !xnic_sub(h->rx_attr->msg_order, XNIC_MSG_ORDER) ||
+		    h->rx_attr->comp_order & ~(uint64_t)FI_ORDER_STRICT ||
+		    h->rx_attr->total_buffered_recv)
+			return -FI_ENODATA;
+		if (h->rx_attr->op_flags & ~(uint64_t)FI_COMPLETION)
+			return -FI_ENODATA;
+	}
+	return 0;
+}
+
+static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
+		     const struct fi_info *h, struct fi_info *fi)
+{
+	struct fi_domain_attr *d = fi->domain_attr;
+	uint64_t caps = h && h->caps ? h->caps : XNIC_CAPS;
+	uint64_t mode_ok = h ? h->mode : XNIC_MODE_OPT;
+
+	/* Primary caps are implied by their secondaries (fi_getinfo(3)). */
+	if (caps & (FI_SEND | FI_RECV))
+		caps |= FI_MSG;
+	if (caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE))
+		caps |= FI_RMA;
+	if (!(caps & (FI_SEND | FI_RECV)) && (caps & FI_MSG))
+		caps |= FI_SEND | FI_RECV;
+	if (!(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
+	    (caps & FI_RMA))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	caps |= FI_REMOTE_COMM;
+
+	fi->caps = caps;
+	fi->mode = mode_ok & XNIC_MODE_OPT;
+	fi->addr_format = FI_SOCKADDR_IB;
+
+	fi->fabric_attr->name = strdup(FI_XNIC_NAME);
+	fi->fabric_attr->prov_name = strdup(FI_XNIC_NAME);
+	fi->fabric_attr->prov_version = FI_XNIC_VERSION;
+	fi->fabric_attr->api_version = version;
+
+	d->name = strdup(lim->name);
+	d->threading = FI_THREAD_SAFE;
+	d->control_progress = FI_PROGRESS_AUTO;
+	d->data_progress = FI_PROGRESS_AUTO;
+	d->resource_mgmt = FI_RM_ENABLED;
+	d->av_type = FI_AV_UNSPEC;
+	if (h && h->domain_attr && h->domain_attr->mr_mode == FI_MR_BASIC) {
+		d->mr_mode = FI_MR_BASIC;
+		fi->mode |= FI_LOCAL_MR;
+	} else if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+		   (!h || !h->domain_attr || !h->domain_attr->mr_mode)) {
+		d->mr_mode = FI_MR_BASIC;
+		fi->mode |= FI_LOCAL_MR;
+	} else {
+		d->mr_mode = (int)xnic_mr_mode(caps);
+	}
+	d->mr_key_size = 4;
+	d->cq_data_size = 4;
+	d->cq_cnt = 1024;
+	d->ep_cnt = XNIC_MAX_QP_PER_CTX;
+	d->tx_ctx_cnt = XNIC_MAX_QP_PER_CTX;
+	d->rx_ctx_cnt = XNIC_MAX_QP_PER_CTX;
+	d->max_ep_tx_ctx = 1;
+	d->max_ep_rx_ctx = 1;
+	d->mr_iov_limit = 1;
+	d->caps = FI_REMOTE_COMM;
+	d->mr_cnt = 65536;
+
+	fi->ep_attr->type = FI_EP_MSG;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->max_msg_size = lim->max_msg_size;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->tx_attr->caps = caps & (XNIC_TX_CAPS | FI_REMOTE_COMM);
+	fi->tx_attr->mode = fi->mode;
+	fi->tx_attr->msg_order = XNIC_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_STRICT;
+	fi->tx_attr->inject_size = lim->max_inline;
+	fi->tx_attr->size = lim->max_qp_wr;
+	fi->tx_attr->iov_limit = lim->max_sge;
+	fi->tx_attr->rma_iov_limit = 1;
+
+	fi->rx_attr->caps = caps & (XNIC_RX_CAPS | FI_REMOTE_COMM);
+	fi->rx_attr->mode = fi->mode;
+	fi->rx_attr->msg_order = XNIC_MSG_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_STRICT;
+	fi->rx_attr->size = lim->max_qp_wr;
+	fi->rx_attr->iov_limit = lim->max_recv_sge;
+
+	if (h && h->tx_attr) {
+		if (h->tx_attr->size > lim->max_qp_wr ||
+		    h->tx_attr->iov_limit > lim->max_sge ||
+		    h->tx_attr->inject_size > lim->max_inline)
+			return -FI_ENODATA;
+		if (h->tx_attr->size)
+			fi->tx_attr->size = h->tx_attr->size;
+		fi->tx_attr->op_flags = h->tx_attr->op_flags;
+	}
+	if (h && h->rx_attr) {
+		if (h->rx_attr->size > lim->max_qp_wr ||
+		    h->rx_attr->iov_limit > lim->max_recv_sge)
+			return -FI_ENODATA;
+		if (h->rx_attr->size)
+			fi->rx_attr->size = h->rx_attr->size;
+		fi->rx_attr->op_flags = h->rx_attr->op_flags;
+	}
+	if (h && h->ep_attr && h->ep_attr->max_msg_size > lim->max_msg_size)
+		return -FI_ENODATA;
+	if (h && h->domain_attr) {
+		if (h->domain_attr->name &&
+		    strcmp(h->domain_attr->name, lim->name))
+			return -FI_ENODATA;
+		if (h->domain_attr->threading)
+			d->threading = h->domain_attr->threading;
+		if (h->domain_attr->control_progress)
+			d->control_progress = h->domain_attr->control_progress;
+		if (h->domain_attr->data_progress)
+			d->data_progress = h->domain_attr->data_progress;
+		if (h->domain_attr->resource_mgmt)
+			d->resource_mgmt = h->domain_attr->resource_mgmt;
+	}
+	if (!fi->fabric_attr->name || !fi->fabric_attr->prov_name || !d->name)
+		return -FI_ENOMEM;
+	return 0;
+}
+
+static void *xnic_memdup(const void *p, size_t n)
+{
+	void *q = malloc(n);
+
+	if (q)
+		memcpy(q, p, n);
+	return q;
+}
+
+/**
+ * fi_xnic_info_for() - the fi_info a device offers under @hints
+ * @version: the application's API version
+ * @lim: the device
+ * @hints: the application's hints (may be NULL; already passed
+ *	fi_xnic_check_hints())
+ * @infop: the new fi_info on success
+ *
+ * A src_addr in the hints must name this device's node; a dest_addr must
+ * be an xnic address (it is copied into the result).
+ * Return: 0; -FI_ENODATA when this device cannot satisfy @hints;
+ * -FI_ENOMEM.
+ */
+int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
+		     const struct fi_info *hints, struct fi_info **infop)
+{
+	struct fi_xnic_addr src;
+	struct fi_info *fi;
+	int ret;
+
+	fi_xnic_addr_init(&src, lim->node_id, 0);
+	if (hints && hints->src_addr) {
+		if (fi_xnic_addr_check(hints->src_addr, hints->src_addrlen) ||
+		    fi_xnic_addr_node(hints->src_addr) != lim->node_id)
+			return -FI_ENODATA;
+		src.sib_sid = ((const struct fi_xnic_addr *)
+			       hints->src_addr)->sib_sid;
+	}
+	if (hints && hints->dest_addr &&
+	    fi_xnic_addr_check(hints->dest_addr, hints->dest_addrlen))
+		return -FI_ENODATA;
+
+	fi = fi_allocinfo();
+	if (!fi)
+		return -FI_ENOMEM;
+	ret = xnic_fill(version, lim, hints, fi);
+	if (ret)
+		goto err;
+	ret = -FI_ENOMEM;
+	fi->src_addr = xnic_memdup(&src, sizeof(src));
+	if (!fi->src_addr)
+		goto err;
+	fi->src_addrlen = sizeof(src);
+	if (hints && hints->dest_addr) {
+		fi->dest_addr = xnic_memdup(hints->dest_addr,
+					    sizeof(struct fi_xnic_addr));
+		if (!fi->dest_addr)
+			goto err;
+		fi->dest_addrlen = sizeof(struct fi_xnic_addr);
+	}
+	*infop = fi;
+	return 0;
+err:
+	fi_freeinfo(fi);
+	return ret;
+}
