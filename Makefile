@@ -49,10 +49,10 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll fresh-check \
+	dkms-check coll fabric fresh-check \
 	clean help
 
-all: module lib tools selftests coll
+all: module lib tools selftests coll fabric
 
 help:
 	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
@@ -79,6 +79,10 @@ $(KSRC)/.stamp: $(KSRC_TAR)
 	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
 		$(addprefix linux-source-6.1/,$(KSRC_FILES))
 	@touch $@
+
+# The libfabric provider: fabric/libxnic-fi.so
+fabric: lib
+	$(MAKE) -C fabric
 
 ksrc: $(KSRC)/.stamp
 
@@ -131,6 +135,7 @@ install: all install-module
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
+	$(MAKE) -C fabric install
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -151,5 +156,6 @@ clean: module-clean
 	$(MAKE) -C libuser clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
+	$(MAKE) -C fabric clean
 	$(MAKE) -C selftests clean
 	rm -rf build

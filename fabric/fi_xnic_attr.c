@@ -63,6 +63,14 @@ uint64_t fi_xnic_addr_sid(const struct fi_xnic_addr *a)
 	return be64toh(a->sib_sid);
 }
 
+/* fi_getinfo's answer to hints we cannot meet: logged with FI_LOG_LEVEL=info. */
+static int xnic_nodata(int line)
+{
+	FI_INFO(&fi_xnic_prov, FI_LOG_CORE,
+		"hints not supported (fi_xnic_attr.c:%d)\n", line);
+	return -FI_ENODATA;
+}
+
 /* Required MR mode bits: FI_MR_LOCAL always, the map bits for RMA targets. */
 static uint64_t xnic_mr_mode(uint64_t caps)
 {
@@ -87,43 +95,46 @@ int fi_xnic_check_hints(uint32_t version, const struct fi_info *h)
 	if (!h)
 		return 0;
 	if (!xnic_sub(h->caps, XNIC_CAPS))
-		return -FI_ENODATA;
+		return xnic_nodata(__LINE__);
 	if (h->addr_format != FI_FORMAT_UNSPEC &&
 	    h->addr_format != FI_SOCKADDR_IB && h->addr_format != FI_SOCKADDR)
-		return -FI_ENODATA;
+		return xnic_nodata(__LINE__);
 	if (h->fabric_attr) {
-		if (h->fabric_attr->prov_name &&
-		    strcasecmp(h->fabric_attr->prov_name, FI_XNIC_NAME))
-			return -FI_ENODATA;
+		/* prov_name: libfabric matched it (maybe "xnic;ofi_rxm"). */
 		if (h->fabric_attr->name &&
 		    strcmp(h->fabric_attr->name, FI_XNIC_NAME))
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 	}
 	if (h->ep_attr) {
 		if (h->ep_attr->type != FI_EP_UNSPEC &&
 		    h->ep_attr->type != FI_EP_MSG)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->ep_attr->protocol != FI_PROTO_UNSPEC)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->ep_attr->tx_ctx_cnt > 1 ||
 		    h->ep_attr->rx_ctx_cnt > 1)	/* also FI_SHARED_CONTEXT */
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->ep_attr->auth_key_size)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 	}
 	if (h->domain_attr) {
 		const struct fi_domain_attr *d = h->domain_attr;
 
 		if (!xnic_sub(d->caps, FI_REMOTE_COMM))
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (d->av_type != FI_AV_UNSPEC)
-			return -FI_ENODATA;
-		if (d->mr_mode & (FI_MR_SCALABLE | FI_MR_RAW | FI_MR_MMU_NOTIFY))
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
+		/*
+		 * mr_mode lists what the application can handle (FI_MR_RAW
+		 * too: we just never ask for it); FI_MR_BASIC and
+		 * FI_MR_SCALABLE are the old exclusive modes.
+		 */
 		mr = xnic_mr_mode(h->caps);
-		if (d->mr_mode == FI_MR_BASIC) {
-			if (!(h->mode & FI_LOCAL_MR))
-				return -FI_ENODATA;
+		if (d->mr_mode & FI_MR_BASIC) {
+			if (d->mr_mode != FI_MR_BASIC || !(h->mode & FI_LOCAL_MR))
+				return xnic_nodata(__LINE__);
+		} else if (d->mr_mode & FI_MR_SCALABLE) {
+			return xnic_nodata(__LINE__);
 		} else if (d->mr_mode != FI_MR_UNSPEC ||
 			   FI_VERSION_GE(version, FI_VERSION(1, 5))) {
 			uint64_t have = d->mr_mode;
@@ -131,31 +142,31 @@ int fi_xnic_check_hints(uint32_t version, const struct fi_info *h)
 			if (h->mode & FI_LOCAL_MR)
 				have |= FI_MR_LOCAL;
 			if ((have & mr) != mr)
-				return -FI_ENODATA;
+				return xnic_nodata(__LINE__);
 		}
 		if (d->cq_data_size > 4 || d->mr_key_size > 4 ||
 		    d->mr_iov_limit > 1)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 	}
 	if (h->tx_attr) {
 		if (!xnic_sub(h->tx_attr->caps, XNIC_TX_CAPS | FI_REMOTE_COMM) ||
 		    !xnic_sub(h->tx_attr->msg_order, XNIC_MSG_ORDER) ||
 		    h->tx_attr->comp_order & ~(uint64_t)FI_ORDER_STRICT ||
 		    h->tx_attr->rma_iov_limit > 1)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->tx_attr->op_flags & ~(uint64_t)(FI_COMPLETION |
 				FI_INJECT | FI_TRANSMIT_COMPLETE |
 				FI_DELIVERY_COMPLETE | FI_INJECT_COMPLETE))
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 	}
 	if (h->rx_attr) {
 		if (!xnic_sub(h->rx_attr->caps, XNIC_RX_CAPS | FI_REMOTE_COMM) ||
 		    !xnic_sub(h->rx_attr->msg_order, XNIC_MSG_ORDER) ||
 		    h->rx_attr->comp_order & ~(uint64_t)FI_ORDER_STRICT ||
 		    h->rx_attr->total_buffered_recv)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->rx_attr->op_flags & ~(uint64_t)FI_COMPLETION)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 	}
 	return 0;
 }
@@ -184,7 +195,7 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 	fi->addr_format = FI_SOCKADDR_IB;
 
 	fi->fabric_attr->name = strdup(FI_XNIC_NAME);
-	fi->fabric_attr->prov_name = strdup(FI_XNIC_NAME);
+	/* prov_name stays NULL: libfabric names the (layered) provider. */
 	fi->fabric_attr->prov_version = FI_XNIC_VERSION;
 	fi->fabric_attr->api_version = version;
 
@@ -243,7 +254,7 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 		if (h->tx_attr->size > lim->max_qp_wr ||
 		    h->tx_attr->iov_limit > lim->max_sge ||
 		    h->tx_attr->inject_size > lim->max_inline)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->tx_attr->size)
 			fi->tx_attr->size = h->tx_attr->size;
 		fi->tx_attr->op_flags = h->tx_attr->op_flags;
@@ -251,17 +262,17 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 	if (h && h->rx_attr) {
 		if (h->rx_attr->size > lim->max_qp_wr ||
 		    h->rx_attr->iov_limit > lim->max_recv_sge)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->rx_attr->size)
 			fi->rx_attr->size = h->rx_attr->size;
 		fi->rx_attr->op_flags = h->rx_attr->op_flags;
 	}
 	if (h && h->ep_attr && h->ep_attr->max_msg_size > lim->max_msg_size)
-		return -FI_ENODATA;
+		return xnic_nodata(__LINE__);
 	if (h && h->domain_attr) {
 		if (h->domain_attr->name &&
 		    strcmp(h->domain_attr->name, lim->name))
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		if (h->domain_attr->threading)
 			d->threading = h->domain_attr->threading;
 		if (h->domain_attr->control_progress)
@@ -271,7 +282,7 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 		if (h->domain_attr->resource_mgmt)
 			d->resource_mgmt = h->domain_attr->resource_mgmt;
 	}
-	if (!fi->fabric_attr->name || !fi->fabric_attr->prov_name || !d->name)
+	if (!fi->fabric_attr->name || !d->name)
 		return -FI_ENOMEM;
 	return 0;
 }
@@ -309,13 +320,13 @@ int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
 	if (hints && hints->src_addr) {
 		if (fi_xnic_addr_check(hints->src_addr, hints->src_addrlen) ||
 		    fi_xnic_addr_node(hints->src_addr) != lim->node_id)
-			return -FI_ENODATA;
+			return xnic_nodata(__LINE__);
 		src.sib_sid = ((const struct fi_xnic_addr *)
 			       hints->src_addr)->sib_sid;
 	}
 	if (hints && hints->dest_addr &&
 	    fi_xnic_addr_check(hints->dest_addr, hints->dest_addrlen))
-		return -FI_ENODATA;
+		return xnic_nodata(__LINE__);
 
 	fi = fi_allocinfo();
 	if (!fi)
