@@ -12,9 +12,10 @@
  *   fi_xnic_cm.c      passive endpoint, connect/accept/reject/shutdown
  *   fi_xnic_ep.c      FI_EP_MSG endpoint, send/recv and RMA
  *
- * Addresses are FI_SOCKADDR_IB (struct fi_xnic_addr, the layout of
- * struct sockaddr_ib): the GID carries the device's node id, the service
- * id is the xnic CM service id (0x13F << 16 | port, RDMA_PS_IB).
+ * Addresses are FI_SOCKADDR_IN6 (struct sockaddr_in6; ofi_rxm in libfabric
+ * 1.17 layers only on IPv4/IPv6 address formats, not FI_SOCKADDR_IB): the
+ * address fe80::786e:6963:<node id> names an xnic device, sin6_port is a
+ * port; the xnic CM service id is FI_XNIC_PS << 16 | port. No IP is used.
  */
 #ifndef FI_XNIC_H
 #define FI_XNIC_H
@@ -22,6 +23,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -40,10 +42,7 @@
 #define FI_XNIC_VERSION		FI_VERSION(0, 1)
 #define FI_XNIC_API		FI_VERSION(1, 17)
 
-#ifndef AF_IB
-#define AF_IB			27
-#endif
-#define FI_XNIC_PS_IB		0x013FULL	/* RDMA_PS_IB port space */
+#define FI_XNIC_PS		0x013FULL	/* service id prefix (RDMA_PS_IB) */
 #define FI_XNIC_CM_DATA_MAX	XNIC_CM_PRIVATE_MAX
 #define FI_XNIC_DEF_TIMEOUT_MS	10000		/* connect, accept */
 
@@ -52,25 +51,8 @@ extern struct fi_provider fi_xnic_prov;
 #define XNIC_WARN(subsys, ...) FI_WARN(&fi_xnic_prov, subsys, __VA_ARGS__)
 #define XNIC_DBG(subsys, ...) FI_DBG(&fi_xnic_prov, subsys, __VA_ARGS__)
 
-/**
- * struct fi_xnic_addr - an xnic endpoint address (struct sockaddr_ib)
- * @sib_family: AF_IB
- * @sib_pkey: 0xffff
- * @sib_flowinfo: 0
- * @sib_addr: GID: fe80::/64 prefix, node id in the last four bytes (BE)
- * @sib_sid: service id, big endian: FI_XNIC_PS_IB << 16 | port
- * @sib_sid_mask: all ones
- * @sib_scope_id: 0
- */
-struct fi_xnic_addr {
-	unsigned short sib_family;
-	uint16_t sib_pkey;
-	uint32_t sib_flowinfo;
-	uint8_t sib_addr[16];
-	uint64_t sib_sid;
-	uint64_t sib_sid_mask;
-	uint64_t sib_scope_id;
-};
+/* An xnic endpoint address (see above). */
+#define fi_xnic_addr sockaddr_in6
 
 /* fi_xnic_attr.c */
 void fi_xnic_addr_init(struct fi_xnic_addr *a, uint32_t node, uint16_t port);

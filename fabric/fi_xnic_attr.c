@@ -5,7 +5,7 @@
  * "hints ... serve as a filter"). Pure functions of their arguments: the
  * unit test runs them on the host (selftests/unit/fabric_attr_test.c).
  */
-#include <endian.h>
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,50 +20,52 @@
 /* Optional mode bits we can use when the application accepts them. */
 #define XNIC_MODE_OPT	FI_RX_CQ_DATA
 
+static const uint8_t xnic_addr_prefix[12] = {
+	0xfe, 0x80, 0, 0, 0, 0, 0, 0, 'x', 'n', 'i', 'c',
+};
+
 void fi_xnic_addr_init(struct fi_xnic_addr *a, uint32_t node, uint16_t port)
 {
 	memset(a, 0, sizeof(*a));
-	a->sib_family = AF_IB;
-	a->sib_pkey = 0xffff;
-	a->sib_addr[0] = 0xfe;
-	a->sib_addr[1] = 0x80;
-	a->sib_addr[12] = (uint8_t)(node >> 24);
-	a->sib_addr[13] = (uint8_t)(node >> 16);
-	a->sib_addr[14] = (uint8_t)(node >> 8);
-	a->sib_addr[15] = (uint8_t)node;
-	a->sib_sid = htobe64(FI_XNIC_PS_IB << 16 | port);
-	a->sib_sid_mask = ~0ULL;
+	a->sin6_family = AF_INET6;
+	a->sin6_port = htons(port);
+	memcpy(a->sin6_addr.s6_addr, xnic_addr_prefix, sizeof(xnic_addr_prefix));
+	a->sin6_addr.s6_addr[12] = (uint8_t)(node >> 24);
+	a->sin6_addr.s6_addr[13] = (uint8_t)(node >> 16);
+	a->sin6_addr.s6_addr[14] = (uint8_t)(node >> 8);
+	a->sin6_addr.s6_addr[15] = (uint8_t)node;
 }
 
 /* Return: 0 when @addr is an xnic address of @len bytes, else -FI_EINVAL. */
 int fi_xnic_addr_check(const void *addr, size_t len)
 {
 	const struct fi_xnic_addr *a = addr;
-	static const uint8_t prefix[12] = { 0xfe, 0x80 };
 
-	if (!addr || len < sizeof(*a) || a->sib_family != AF_IB ||
-	    memcmp(a->sib_addr, prefix, sizeof(prefix)))
+	if (!addr || len < sizeof(*a) || a->sin6_family != AF_INET6 ||
+	    memcmp(a->sin6_addr.s6_addr, xnic_addr_prefix,
+		   sizeof(xnic_addr_prefix)))
 		return -FI_EINVAL;
 	return 0;
 }
 
 uint32_t fi_xnic_addr_node(const struct fi_xnic_addr *a)
 {
-	return (uint32_t)a->sib_addr[12] << 24 | (uint32_t)a->sib_addr[13] << 16 |
-	       (uint32_t)a->sib_addr[14] << 8 | a->sib_addr[15];
+	const uint8_t *b = a->sin6_addr.s6_addr;
+
+	return (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
+	       (uint32_t)b[14] << 8 | b[15];
 }
 
 uint16_t fi_xnic_addr_port(const struct fi_xnic_addr *a)
 {
-	return (uint16_t)be64toh(a->sib_sid);
+	return ntohs(a->sin6_port);
 }
 
 uint64_t fi_xnic_addr_sid(const struct fi_xnic_addr *a)
 {
-	return be64toh(a->sib_sid);
+	return FI_XNIC_PS << 16 | fi_xnic_addr_port(a);
 }
 
-/* fi_getinfo's answer to hints we cannot meet: logged with FI_LOG_LEVEL=info. */
 static int xnic_nodata(int line)
 {
 	FI_INFO(&fi_xnic_prov, FI_LOG_CORE,
@@ -97,7 +99,7 @@ int fi_xnic_check_hints(uint32_t version, const struct fi_info *h)
 	if (!xnic_sub(h->caps, XNIC_CAPS))
 		return xnic_nodata(__LINE__);
 	if (h->addr_format != FI_FORMAT_UNSPEC &&
-	    h->addr_format != FI_SOCKADDR_IB && h->addr_format != FI_SOCKADDR)
+	    h->addr_format != FI_SOCKADDR_IN6 && h->addr_format != FI_SOCKADDR)
 		return xnic_nodata(__LINE__);
 	if (h->fabric_attr) {
 		/* prov_name: libfabric matched it (maybe "xnic;ofi_rxm"). */
@@ -192,7 +194,7 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 
 	fi->caps = caps;
 	fi->mode = mode_ok & XNIC_MODE_OPT;
-	fi->addr_format = FI_SOCKADDR_IB;
+	fi->addr_format = FI_SOCKADDR_IN6;
 
 	fi->fabric_attr->name = strdup(FI_XNIC_NAME);
 	/* prov_name stays NULL: libfabric names the (layered) provider. */
@@ -321,8 +323,8 @@ int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
 		if (fi_xnic_addr_check(hints->src_addr, hints->src_addrlen) ||
 		    fi_xnic_addr_node(hints->src_addr) != lim->node_id)
 			return xnic_nodata(__LINE__);
-		src.sib_sid = ((const struct fi_xnic_addr *)
-			       hints->src_addr)->sib_sid;
+		src.sin6_port = ((const struct fi_xnic_addr *)
+				 hints->src_addr)->sin6_port;
 	}
 	if (hints && hints->dest_addr &&
 	    fi_xnic_addr_check(hints->dest_addr, hints->dest_addrlen))

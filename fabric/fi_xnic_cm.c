@@ -367,16 +367,10 @@ static int xnic_listen(struct fid_pep *pep_fid)
 		err = xnic_cm_listen(pep->ctx, fi_xnic_addr_sid(&pep->addr),
 				     &pep->listener);
 	} else {
-		/*
-		 * A port of two equal bytes: libfabric 1.17's
-		 * ofi_addr_set_port() byte-swaps AF_IB ports, and ofi_rxm
-		 * finds its peers by a port it sets that way.
-		 */
+		/* An ephemeral port: 32768..65535, from a pid-based start. */
 		err = -EADDRINUSE;
-		for (k = 0; k < 255 && err == -EADDRINUSE; k++) {
-			unsigned int b = (unsigned int)(getpid() + k) % 255 + 1;
-
-			port = (uint16_t)(b << 8 | b);
+		for (k = 0; k < 256 && err == -EADDRINUSE; k++) {
+			port = (uint16_t)(32768 + (getpid() * 7 + k) % 32768);
 			fi_xnic_addr_init(&pep->addr,
 					  fi_xnic_addr_node(&pep->addr), port);
 			err = xnic_cm_listen(pep->ctx,

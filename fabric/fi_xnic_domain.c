@@ -118,11 +118,16 @@ static int xnic_mr_reg(struct fid *fid, const void *buf, size_t len,
 	struct fi_xnic_mr *mr;
 	int err;
 
-	(void)requested_key;	/* FI_MR_PROV_KEY: the key is ours */
+	/*
+	 * FI_MR_PROV_KEY: the key is ours; no FI_MR_OFFSET mode: offset is
+	 * not used; flags (e.g. ofi_rxm's private OFI_MR_NOCACHE) change
+	 * nothing here.
+	 */
+	(void)requested_key;
+	(void)offset;
+	(void)flags;
 	if (!mrp || (!buf && len))
 		return -FI_EINVAL;
-	if (offset || flags)
-		return -FI_EINVAL;	/* no FI_MR_OFFSET, no flags */
 	if (access & ~(uint64_t)(FI_SEND | FI_RECV | FI_READ | FI_WRITE |
 				 FI_REMOTE_READ | FI_REMOTE_WRITE))
 		return -FI_EINVAL;

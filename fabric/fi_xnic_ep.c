@@ -413,8 +413,12 @@ static int xnic_ep_enable(struct fi_xnic_ep *ep)
 		cap.max_recv_wr = ep->domain->lim.max_qp_wr;
 	err = xnic_create_qp_ex(ep->domain->pd, scq->cq, rcq->cq, &cap, &attr,
 				&ep->qp);
-	if (err)
+	if (err) {
+		XNIC_WARN(FI_LOG_EP_CTRL, "xnic_create_qp(%u/%u WRs): %s\n",
+			  cap.max_send_wr, cap.max_recv_wr,
+			  xnic_strerror(err));
 		return fi_xnic_err(err);
+	}
 	fi_xnic_domain_add_ep(ep->domain, ep);
 	return 0;
 }

@@ -138,7 +138,7 @@ static int xnic_getinfo(uint32_t version, const char *node,
 		if ((flags & FI_SOURCE) && service && !node) {
 			struct fi_xnic_addr *s = fi->src_addr;
 
-			s->sib_sid = na.sib_sid;
+			s->sin6_port = na.sin6_port;
 		}
 		*tailp = fi;
 		tailp = &fi->next;

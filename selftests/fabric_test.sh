@@ -4,7 +4,7 @@
 # fabric_test.sh - the libfabric provider (fabric/libxnic-fi.so) with
 # Debian's libfabric tools, unmodified: two xnic devices xnic0 and xnic1
 # on a veth pair in the init namespace (tools/xnic-mesh);
-#   - fi_info -p xnic lists both domains, FI_EP_MSG, FI_SOCKADDR_IB, and
+#   - fi_info -p xnic lists both domains, FI_EP_MSG, FI_SOCKADDR_IN6, and
 #     the layered xnic;ofi_rxm (FI_EP_RDM, FI_TAGGED);
 #   - fi_info with hints xnic cannot satisfy answers "No data available";
 #   - fi_pingpong -e msg and -e rdm (through ofi_rxm), server on xnic1,
@@ -34,8 +34,8 @@ fi_info -p xnic >"$out/info" 2>&1
 check "fi_info -p xnic lists xnic0 and xnic1" \
 	grep -q "domain: xnic0" "$out/info"
 check "fi_info -p xnic: domain xnic1 too" grep -q "domain: xnic1" "$out/info"
-check "fi_info -p xnic: FI_EP_MSG over FI_SOCKADDR_IB" \
-	grep -q "FI_SOCKADDR_IB" "$out/info"
+check "fi_info -p xnic: FI_EP_MSG over FI_SOCKADDR_IN6" \
+	grep -q "FI_SOCKADDR_IN6" "$out/info"
 check "fi_info -p xnic: ofi_rxm layered on top" \
 	grep -q "provider: xnic;ofi_rxm" "$out/info"
 fi_info -p "xnic;ofi_rxm" -t FI_EP_RDM -c FI_TAGGED >"$out/rxm" 2>&1
