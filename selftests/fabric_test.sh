@@ -54,11 +54,11 @@ check "FI_XNIC_DOMAIN=xnic1 keeps only xnic1" \
 # pingpong EP PORT: server on xnic1, client on xnic0; both must pass.
 pingpong() {
 	local ep=$1 port=$2 spid rc1 rc2
-	timeout "$TMO" fi_pingpong -p xnic -d xnic1 -e "$ep" -S all -c \
+	timeout "$TMO" fi_pingpong -p xnic -d xnic1 -e "$ep" -S all -c -I 5 \
 		-B "$port" >"$out/srv_$ep" 2>&1 &
 	spid=$!
 	sleep 1
-	timeout "$TMO" fi_pingpong -p xnic -d xnic0 -e "$ep" -S all -c \
+	timeout "$TMO" fi_pingpong -p xnic -d xnic0 -e "$ep" -S all -c -I 5 \
 		-P "$port" 127.0.0.1 >"$out/cli_$ep" 2>&1
 	rc2=$?
 	wait "$spid"
