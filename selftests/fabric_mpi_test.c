@@ -6,7 +6,9 @@
  *     and rendezvous protocols), every byte checked;
  *   - MPI_Allreduce of float sums, 1 .. 1 Mi elements, every element
  *     checked against the value computed locally;
- *   - MPI_Bcast of 1 MiB from every root, checked.
+ *   - MPI_Bcast of 1 MiB from every root, checked;
+ * with --rma instead: one-sided MPI_Put and MPI_Get of 64 KiB to and from
+ * the next rank in fence epochs, checked.
  * Prints "fabric_mpi_test: PASS" on rank 0 when every rank passed.
  */
 #include <mpi.h>
@@ -90,6 +92,46 @@ static void bcast(size_t len)
 	free(b);
 }
 
+static void rma(size_t len)
+{
+	int to = (rank + 1) % size, from = (rank + size - 1) % size;
+	unsigned char *win_buf, *local = calloc(len, 1);
+	MPI_Win win;
+	size_t i;
+
+	MPI_Win_allocate((MPI_Aint)(2 * len), 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+			 &win_buf, &win);
+	memset(win_buf, 0, 2 * len);
+	for (i = 0; i < len; i++)
+		local[i] = pattern(rank, i);
+	MPI_Win_fence(0, win);
+	MPI_Put(local, (int)len, MPI_BYTE, to, 0, (int)len, MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	for (i = 0; i < len; i++) {
+		if (win_buf[i] != pattern(from, i)) {
+			fprintf(stderr, "rank %d: put: byte %zu\n", rank, i);
+			bad++;
+			break;
+		}
+	}
+	for (i = 0; i < len; i++)
+		win_buf[len + i] = pattern(rank + 100, i);
+	memset(local, 0, len);
+	MPI_Win_fence(0, win);
+	MPI_Get(local, (int)len, MPI_BYTE, from, (MPI_Aint)len, (int)len,
+		MPI_BYTE, win);
+	MPI_Win_fence(0, win);
+	for (i = 0; i < len; i++) {
+		if (local[i] != pattern(from + 100, i)) {
+			fprintf(stderr, "rank %d: get: byte %zu\n", rank, i);
+			bad++;
+			break;
+		}
+	}
+	MPI_Win_free(&win);
+	free(local);
+}
+
 int main(int argc, char **argv)
 {
 	size_t len;
@@ -98,6 +140,10 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 1 && !strcmp(argv[1], "--rma")) {
+		rma(65536);
+		goto out;
+	}
 	for (len = 1; len <= 4u << 20; len *= 4)
 		ring(len);
 	ring(65537);
@@ -105,6 +151,7 @@ int main(int argc, char **argv)
 		allreduce(n);
 	allreduce(1000003);
 	bcast(1 << 20);
+out:
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (!rank)
 		printf("fabric_mpi_test: %d ranks: %s\n", size,

@@ -4,7 +4,8 @@
 # fabric_mpi_test.sh - an unmodified MPI program over xnic: Debian's Open
 # MPI 4.1 with `--mca pml cm --mca mtl ofi` on the xnic provider (through
 # ofi_rxm), selftests/fabric_mpi_test (ring point-to-point 1 B .. 4 MiB,
-# float all-reduce checked element by element, broadcast) on 2 and 4 ranks, each
+# float all-reduce checked element by element, broadcast; then one-sided
+# MPI_Put/MPI_Get with --mca osc pt2pt, which runs over the PML) on 2 and 4 ranks, each
 # rank on its own xnic device (FI_XNIC_DOMAIN=xnic<rank>, set by a wrapper
 # mpirun starts), the devices on a veth pair (tools/xnic-mesh). Runs as
 # root in the test VM. XNIC_MPI_RANKS: rank counts to run (default "2 4").
@@ -40,7 +41,7 @@ mpi() {
 	shift
 	timeout "$TMO" mpirun --allow-run-as-root --oversubscribe -np "$np" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xnic \
-		--mca btl self --mca mtl_base_verbose 1 -x FI_PROVIDER_PATH="$PWD/fabric" \
+		--mca btl self --mca osc pt2pt --mca mtl_base_verbose 1 -x FI_PROVIDER_PATH="$PWD/fabric" \
 		-x FI_PROVIDER=xnic "$out/rank-dev" "$@"
 }
 
@@ -58,5 +59,10 @@ for np in $RANKS; do
 		grep -q "mtl:ofi:provider: xnic" "$out/run$np"
 	check "-np $np: xnic0's CM connected ($before -> $after)" \
 		test "$after" -gt "$before"
+	mpi "$np" selftests/fabric_mpi_test --rma >"$out/rma$np" 2>&1
+	rc=$?
+	grep -v "^\\[" "$out/rma$np" | sed 's/^/#   /'
+	check "-np $np: one-sided MPI_Put/MPI_Get (osc pt2pt) checked (exit $rc)" \
+		grep -q "fabric_mpi_test: $np ranks: PASS" "$out/rma$np"
 done
 tap_end
