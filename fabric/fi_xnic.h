@@ -97,7 +97,6 @@ struct fi_xnic_domain {
 	struct xnic_ctx *ctx;
 	struct xnic_pd *pd;
 	struct fi_xnic_limits lim;
-	struct fi_info *info;
 	pthread_mutex_t lock;		/* @eps, the async thread */
 	struct fi_xnic_ep *eps;		/* with a QP */
 	pthread_t async_thread;
@@ -135,7 +134,7 @@ int fi_xnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		    struct fid_eq **eq, void *context);
 /* Queue an event (data: a struct fi_eq_cm_entry or fi_eq_entry). */
 int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
-		   size_t len, int err, int prov_errno);
+		   size_t len);
 /* Queue an error entry about @fid with CM data @cm (may be NULL). */
 int fi_xnic_eq_put_err(struct fi_xnic_eq *eq, fid_t fid, void *context,
 		       int err, int prov_errno, const void *cm, size_t cmlen);
@@ -199,7 +198,7 @@ struct fi_xnic_ep {
 	struct fi_info *info;
 	struct fi_xnic_eq *eq;
 	struct fi_xnic_cq *tx_cq, *rx_cq;
-	bool tx_selective, rx_selective;
+	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on tx */
 	bool rx_cq_data;		/* FI_RX_CQ_DATA mode granted */
 	struct xnic_qp *qp;
 	pthread_mutex_t tx_lock, rx_lock;
@@ -217,6 +216,8 @@ int fi_xnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
 void fi_xnic_ep_qp_fatal(struct fi_xnic_ep *ep);
 extern struct fi_ops_cm fi_xnic_ep_cm_ops;
+int fi_xnic_getopt(fid_t fid, int level, int optname, void *optval,
+		   size_t *optlen);
 int fi_xnic_ep_cm_start(struct fi_xnic_ep *ep, bool accept);
 
 /* Map a negative errno of libxnic to a negative FI_ errno. */

@@ -47,8 +47,9 @@ static int xnic_getname(const struct fi_xnic_addr *a, void *addr,
 	return 0;
 }
 
-static int xnic_getopt(fid_t fid, int level, int optname, void *optval,
-		       size_t *optlen)
+/* fi_getopt of passive and active endpoints: FI_OPT_CM_DATA_SIZE. */
+int fi_xnic_getopt(fid_t fid, int level, int optname, void *optval,
+		   size_t *optlen)
 {
 	(void)fid;
 	if (level != FI_OPT_ENDPOINT)
@@ -77,8 +78,7 @@ static void xnic_put_connected(struct fi_xnic_ep *ep, const void *data,
 	if (len)
 		memcpy(ev.e.data, data, len);
 	ep->state = FI_XNIC_EP_CONNECTED;
-	if (fi_xnic_eq_put(ep->eq, FI_CONNECTED, &ev, sizeof(ev.e) + len, 0,
-			   0))
+	if (fi_xnic_eq_put(ep->eq, FI_CONNECTED, &ev, sizeof(ev.e) + len))
 		XNIC_WARN(FI_LOG_EP_CTRL, "no memory for FI_CONNECTED\n");
 }
 
@@ -260,7 +260,7 @@ void fi_xnic_ep_qp_fatal(struct fi_xnic_ep *ep)
 	if (ep->state != FI_XNIC_EP_CONNECTED || !ep->eq)
 		return;
 	ep->state = FI_XNIC_EP_SHUTDOWN;
-	if (fi_xnic_eq_put(ep->eq, FI_SHUTDOWN, &e, sizeof(e), 0, 0))
+	if (fi_xnic_eq_put(ep->eq, FI_SHUTDOWN, &e, sizeof(e)))
 		XNIC_WARN(FI_LOG_EP_CTRL, "no memory for FI_SHUTDOWN\n");
 }
 
@@ -310,7 +310,7 @@ static void xnic_pep_connreq(struct fi_xnic_pep *pep,
 	ev.e.info = info;
 	memcpy(ev.e.data, req->private_data, req->private_len);
 	if (fi_xnic_eq_put(pep->eq, FI_CONNREQ, &ev,
-			   sizeof(ev.e) + req->private_len, 0, 0))
+			   sizeof(ev.e) + req->private_len))
 		goto nomem_put;
 	return;
 nomem:
@@ -486,7 +486,7 @@ static struct fi_ops xnic_pep_fi_ops = {
 static struct fi_ops_ep xnic_pep_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = fi_xnic_no_cancel,
-	.getopt = xnic_getopt,
+	.getopt = fi_xnic_getopt,
 	.setopt = fi_xnic_no_setopt,
 	.tx_ctx = fi_xnic_no_tx_ctx,
 	.rx_ctx = fi_xnic_no_rx_ctx,
@@ -551,11 +551,4 @@ int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.cm = &xnic_pep_cm_ops;
 	*pepp = &pep->pep_fid;
 	return 0;
-}
-
-/* The endpoint's getopt is the same as the passive one's. */
-int fi_xnic_getopt(fid_t fid, int level, int optname, void *optval,
-		   size_t *optlen)
-{
-	return xnic_getopt(fid, level, optname, optval, optlen);
 }

@@ -205,7 +205,6 @@ static int xnic_domain_close(struct fid *fid)
 	close(d->stop_fd);
 	xnic_dealloc_pd(d->pd);
 	xnic_close(d->ctx);
-	fi_freeinfo(d->info);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
@@ -267,10 +266,9 @@ int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d->lim.max_inline = a->max_inline;
 	d->lim.max_qp_wr = a->max_qp_wr;
 	d->lim.max_cqe = a->max_cqe;
-	d->info = fi_dupinfo(info);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
 	err = -FI_ENOMEM;
-	if (!d->info || d->stop_fd < 0)
+	if (d->stop_fd < 0)
 		goto err_pd;
 	err = -pthread_create(&d->async_thread, NULL, xnic_domain_async, d);
 	if (err)
@@ -287,7 +285,6 @@ int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 err_pd:
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
-	fi_freeinfo(d->info);
 	xnic_dealloc_pd(d->pd);
 err_close:
 	xnic_close(d->ctx);

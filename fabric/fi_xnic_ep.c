@@ -13,9 +13,6 @@
 
 #include "fi_xnic.h"
 
-int fi_xnic_getopt(fid_t fid, int level, int optname, void *optval,
-		   size_t *optlen);
-
 /* Local buffers -> SGEs; a buffer with no descriptor only inline. */
 static int xnic_sges(const struct iovec *iov, void **desc, size_t count,
 		     unsigned int max, struct xnic_sge *sg, bool *need_inline)
@@ -52,6 +49,27 @@ static int xnic_errno_post(int err)
 		return -FI_ENOTCONN;
 	default:
 		return fi_xnic_err(err);
+	}
+}
+
+/* libxnic's post function of @opcode. */
+static int xnic_post_op(struct xnic_qp *qp, uint8_t opcode,
+			const struct xnic_sge *sg, unsigned int nsge,
+			uint64_t raddr, uint32_t rkey, uint32_t imm,
+			uint64_t wr_id, unsigned int flags)
+{
+	switch (opcode) {
+	case XNIC_WR_SEND:
+		return xnic_post_send(qp, sg, nsge, wr_id, flags);
+	case XNIC_WR_SEND_WITH_IMM:
+		return xnic_post_send_imm(qp, sg, nsge, imm, wr_id, flags);
+	case XNIC_WR_RDMA_WRITE:
+		return xnic_post_write(qp, sg, nsge, raddr, rkey, wr_id, flags);
+	case XNIC_WR_RDMA_WRITE_WITH_IMM:
+		return xnic_post_write_imm(qp, sg, nsge, raddr, rkey, imm,
+					   wr_id, flags);
+	default:
+		return xnic_post_read(qp, sg, nsge, raddr, rkey, wr_id, flags);
 	}
 }
 
@@ -101,9 +119,9 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 	if (data > UINT32_MAX)
 		return -FI_EINVAL;	/* cq_data_size is 4 */
 	pthread_mutex_lock(&ep->tx_lock);
-	err = xnic__post(ep->qp, opcode, sg, (unsigned int)count, raddr,
-			 (uint32_t)key, htonl((uint32_t)data),
-			 (uintptr_t)context, xf);
+	err = xnic_post_op(ep->qp, opcode, sg, (unsigned int)count, raddr,
+			   (uint32_t)key, htonl((uint32_t)data),
+			   (uintptr_t)context, xf);
 	pthread_mutex_unlock(&ep->tx_lock);
 	return xnic_errno_post(err);
 }
@@ -470,7 +488,6 @@ static int xnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		if (flags & FI_RECV) {
 			ep->rx_cq = cq;
-			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
 			__atomic_fetch_add(&cq->refs, 1, __ATOMIC_RELAXED);
 		}
 		return 0;

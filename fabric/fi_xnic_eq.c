@@ -64,12 +64,10 @@ static void xnic_eq_free_ev(struct fi_xnic_eq_ev *ev)
 }
 
 int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
-		   size_t len, int err, int prov_errno)
+		   size_t len)
 {
 	struct fi_xnic_eq_ev *ev;
 
-	(void)err;
-	(void)prov_errno;
 	if (len > XNIC_EQ_ENTRY_MAX)
 		return -FI_EINVAL;
 	ev = calloc(1, sizeof(*ev));
@@ -258,7 +256,7 @@ static ssize_t xnic_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	(void)flags;
 	if (!buf && len)
 		return -FI_EINVAL;
-	ret = fi_xnic_eq_put(eq, event, buf, len, 0, 0);
+	ret = fi_xnic_eq_put(eq, event, buf, len);
 	return ret ? ret : (ssize_t)len;
 }
 
