@@ -11,7 +11,8 @@
  *   - fi_getinfo with hints xnic cannot meet: -FI_ENODATA;
  *   - bad arguments: negative FI_ errors, no crash;
  *   - connect to a port nobody listens on, and to a passive endpoint that
- *     was closed: FI_ECONNREFUSED on the EQ.
+ *     was closed: FI_ECONNREFUSED on the EQ; to a node the fabric does
+ *     not know: FI_EHOSTUNREACH.
  * Usage: fabric_err_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
@@ -414,6 +415,16 @@ int main(int argc, char **argv)
 	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
 	CHECK(t == -FI_ECONNREFUSED,
 	      "connect to a closed passive endpoint: FI_ECONNREFUSED (%d)", t);
+	fi_close(&e3->fid);
+
+	/* No such node on the fabric: unreachable, at once. */
+	e3 = ep_open(&A, A.info);
+	((struct sockaddr_in6 *)q.addr)->sin6_addr.s6_addr[15] ^= 0x55;
+	MUST(fi_connect(e3, q.addr, NULL, 0));
+	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
+	CHECK(t == -FI_EHOSTUNREACH && ee.fid == &e3->fid,
+	      "connect to a node the fabric does not know: FI_EHOSTUNREACH (%d)",
+	      t);
 	fi_close(&e3->fid);
 
 	printf("1..%d\n", num);
