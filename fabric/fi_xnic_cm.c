@@ -75,6 +75,8 @@ static void xnic_put_connected(struct fi_xnic_ep *ep, const void *data,
 
 	memset(&ev, 0, sizeof(ev));
 	ev.e.fid = &ep->ep_fid.fid;
+	if (len > FI_XNIC_CM_DATA_MAX)
+		len = FI_XNIC_CM_DATA_MAX;
 	if (len)
 		memcpy(ev.e.data, data, len);
 	ep->state = FI_XNIC_EP_CONNECTED;
@@ -86,8 +88,6 @@ static void xnic_put_cm_error(struct fi_xnic_ep *ep, int err, int reason,
 			      const void *data, size_t len)
 {
 	ep->state = FI_XNIC_EP_SHUTDOWN;
-	if (err == -ECONNRESET)
-		err = -FI_ECONNRESET;
 	XNIC_DBG(FI_LOG_EP_CTRL, "connection failed: %s\n", xnic_strerror(err));
 	if (fi_xnic_eq_put_err(ep->eq, &ep->ep_fid.fid, ep->ep_fid.fid.context,
 			       -err, reason, data, len))
@@ -287,6 +287,8 @@ static void xnic_pep_connreq(struct fi_xnic_pep *pep,
 		struct fi_eq_cm_entry e;
 		uint8_t data[FI_XNIC_CM_DATA_MAX];
 	} ev;
+	size_t len = req->private_len < FI_XNIC_CM_DATA_MAX ?
+		     req->private_len : FI_XNIC_CM_DATA_MAX;
 	struct fi_xnic_connreq *cr;
 	struct fi_xnic_addr *peer;
 	struct fi_info *info;
@@ -308,9 +310,8 @@ static void xnic_pep_connreq(struct fi_xnic_pep *pep,
 	memset(&ev, 0, sizeof(ev));
 	ev.e.fid = &pep->pep_fid.fid;
 	ev.e.info = info;
-	memcpy(ev.e.data, req->private_data, req->private_len);
-	if (fi_xnic_eq_put(pep->eq, FI_CONNREQ, &ev,
-			   sizeof(ev.e) + req->private_len))
+	memcpy(ev.e.data, req->private_data, len);
+	if (fi_xnic_eq_put(pep->eq, FI_CONNREQ, &ev, sizeof(ev.e) + len))
 		goto nomem_put;
 	return;
 nomem:
