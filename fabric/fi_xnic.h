@@ -11,6 +11,7 @@
  *   fi_xnic_cq.c      completion queue (CQE -> fi_cq_*_entry)
  *   fi_xnic_cm.c      passive endpoint, connect/accept/reject/shutdown
  *   fi_xnic_ep.c      FI_EP_MSG endpoint, send/recv and RMA
+ *   fi_xnic_stub.c    -FI_ENOSYS for the operations not offered
  *
  * Addresses are FI_SOCKADDR_IN6 (struct sockaddr_in6; ofi_rxm in libfabric
  * 1.17 layers only on IPv4/IPv6 address formats, not FI_SOCKADDR_IB): the
