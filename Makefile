@@ -49,10 +49,10 @@ export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll topo fresh-check fuzz examples man install-user \
-	install-test clean help
+	dkms-check coll topo fabric fresh-check fuzz examples man \
+	install-user install-test clean help
 
-all: module lib tools selftests coll topo examples man
+all: module lib tools selftests coll topo fabric examples man
 
 help:
 	@echo "targets: all module lib tools selftests coll topo examples man check fuzz lint demo deps install install-test dkms-check fresh-check clean"
@@ -100,6 +100,10 @@ $(KSRC)/.stamp: $(KSRC_TAR)
 	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
 		$(addprefix linux-source-6.1/,$(KSRC_FILES))
 	@touch $@
+
+# The libfabric provider: fabric/libxnic-fi.so
+fabric: lib
+	$(MAKE) -C fabric
 
 ksrc: $(KSRC)/.stamp
 
@@ -162,6 +166,7 @@ install-user: lib tools coll topo man
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
 	$(MAKE) -C topo install
+	$(MAKE) -C fabric install
 	install -d $(DESTDIR)$(MANDIR)/man3
 	cp -P build/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 
@@ -190,6 +195,7 @@ clean: module-clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
 	$(MAKE) -C topo clean
+	$(MAKE) -C fabric clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/fuzz clean
 	$(MAKE) -C examples clean

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queue: an xnic CQ read without a system call; each CQE
+ * becomes an fi_cq_*_entry of the CQ's format. An error CQE stops the
+ * read: fi_cq_read returns -FI_EAVAIL and fi_cq_readerr hands it out with
+ * prov_errno = the xnic completion status (fi_cq_strerror names it).
+ * wr_id is the operation's context.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fi_xnic.h"
+
+#define XNIC_CQ_DEF_SIZE	1024
+
+static uint64_t xnic_cqe_flags(const struct xnic_cqe *c)
+{
+	uint64_t f;
+
+	switch (c->opcode) {
+	case XNIC_WC_SEND:
+		return FI_MSG | FI_SEND;
+	case XNIC_WC_RDMA_WRITE:
+		return FI_RMA | FI_WRITE;
+	case XNIC_WC_RDMA_READ:
+		return FI_RMA | FI_READ;
+	case XNIC_WC_RECV:
+		f = FI_MSG | FI_RECV;
+		break;
+	case XNIC_WC_RECV_RDMA_WITH_IMM:
+		f = FI_RMA | FI_REMOTE_WRITE;
+		break;
+	default:
+		return 0;
+	}
+	if (c->flags & XNIC_CQE_F_IMM)
+		f |= FI_REMOTE_CQ_DATA;
+	return f;
+}
+
+/* An xnic completion status as an FI_ errno (positive). */
+static int xnic_status_errno(unsigned int status)
+{
+	switch (status) {
+	case XNIC_WC_LOC_LEN_ERR:
+		return FI_ETRUNC;
+	case XNIC_WC_WR_FLUSH_ERR:
+		return FI_ECANCELED;
+	case XNIC_WC_LOC_PROT_ERR:
+	case XNIC_WC_LOC_ACCESS_ERR:
+	case XNIC_WC_REM_ACCESS_ERR:
+		return FI_EACCES;
+	case XNIC_WC_REM_INV_REQ_ERR:
+	case XNIC_WC_LOC_QP_OP_ERR:
+		return FI_EINVAL;
+	case XNIC_WC_RETRY_EXC_ERR:
+	case XNIC_WC_RNR_RETRY_EXC_ERR:
+		return FI_ETIMEDOUT;
+	case XNIC_WC_REM_OP_ERR:
+		return FI_EREMOTEIO;
+	default:
+		return FI_EIO;
+	}
+}
+
+static size_t xnic_entry_size(enum fi_cq_format f)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_TAGGED:
+		return sizeof(struct fi_cq_tagged_entry);
+	default:
+		return 0;
+	}
+}
+
+static void xnic_fill_entry(struct fi_xnic_cq *cq, void *buf, size_t i,
+			    const struct xnic_cqe *c)
+{
+	struct fi_cq_tagged_entry e = {
+		.op_context = (void *)(uintptr_t)c->wr_id,
+		.flags = xnic_cqe_flags(c),
+		.len = c->byte_len,
+		.data = (c->flags & XNIC_CQE_F_IMM) ? ntohl(c->imm_data) : 0,
+	};
+	size_t sz = xnic_entry_size(cq->format);
+
+	/* The formats are prefixes of one another (fi_cq(3)). */
+	memcpy((char *)buf + i * sz, &e, sz);
+}
+
+static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
+				   size_t count, fi_addr_t *src)
+{
+	size_t i;
+
+	if (cq->err_pending)
+		return -FI_EAVAIL;
+	for (i = 0; i < count; i++) {
+		struct xnic_cqe c;
+		int n = xnic_poll_cq(cq->cq, &c, 1);
+
+		if (n < 0) {
+			cq->cq_err = n;
+			break;
+		}
+		if (!n)
+			break;
+		if (c.status != XNIC_WC_SUCCESS) {
+			cq->err = c;
+			cq->err_pending = true;
+			break;
+		}
+		xnic_fill_entry(cq, buf, i, &c);
+		if (src)
+			src[i] = FI_ADDR_NOTAVAIL;
+	}
+	if (i)
+		return (ssize_t)i;
+	if (cq->err_pending)
+		return -FI_EAVAIL;
+	if (cq->cq_err)
+		return -FI_EIO;
+	return -FI_EAGAIN;
+}
+
+static ssize_t xnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				size_t count, fi_addr_t *src)
+{
+	struct fi_xnic_cq *cq = container_of(cq_fid, struct fi_xnic_cq, cq_fid);
+	ssize_t ret;
+
+	if (!buf && count)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&cq->lock);
+	ret = xnic_cq_read_locked(cq, buf, count, src);
+	pthread_mutex_unlock(&cq->lock);
+	return ret;
+}
+
+static ssize_t xnic_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return xnic_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+static ssize_t xnic_cq_readerr(struct fid_cq *cq_fid,
+			       struct fi_cq_err_entry *e, uint64_t flags)
+{
+	struct fi_xnic_cq *cq = container_of(cq_fid, struct fi_xnic_cq, cq_fid);
+	const struct xnic_cqe *c = &cq->err;
+
+	(void)flags;
+	if (!e)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&cq->lock);
+	if (!cq->err_pending) {
+		pthread_mutex_unlock(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	e->op_context = (void *)(uintptr_t)c->wr_id;
+	e->flags = xnic_cqe_flags(c);
+	e->len = 0;
+	e->buf = NULL;
+	e->data = 0;
+	e->tag = 0;
+	e->olen = 0;
+	e->err = xnic_status_errno(c->status);
+	e->prov_errno = c->status;
+	/* API >= 1.5: err_data is the caller's buffer; we give none. */
+	e->err_data_size = 0;
+	cq->err_pending = false;
+	pthread_mutex_unlock(&cq->lock);
+	return 1;
+}
+
+static ssize_t xnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src,
+				 const void *cond, int timeout)
+{
+	struct fi_xnic_cq *cq = container_of(cq_fid, struct fi_xnic_cq, cq_fid);
+	int waited = 0;
+	ssize_t ret;
+
+	(void)cond;
+	for (;;) {
+		int slice, err;
+
+		ret = xnic_cq_readfrom(cq_fid, buf, count, src);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (timeout >= 0 && waited >= timeout)
+			return -FI_EAGAIN;
+		slice = timeout < 0 || timeout - waited > 100 ? 100 :
+			timeout - waited;
+		pthread_mutex_lock(&cq->lock);
+		err = xnic_cq_wait(cq->cq, slice);
+		pthread_mutex_unlock(&cq->lock);
+		if (err == -ETIMEDOUT)
+			waited += slice;
+		else if (err && err != -EINTR)
+			return fi_xnic_err(err);
+	}
+}
+
+static ssize_t xnic_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			     const void *cond, int timeout)
+{
+	return xnic_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int xnic_cq_signal(struct fid_cq *cq)
+{
+	(void)cq;
+	return -FI_ENOSYS;
+}
+
+static const char *xnic_cq_strerror(struct fid_cq *cq, int prov_errno,
+				    const void *err_data, char *buf,
+				    size_t len)
+{
+	const char *s = xnic_wc_status_str((unsigned int)prov_errno);
+
+	(void)cq;
+	(void)err_data;
+	if (buf && len) {
+		strncpy(buf, s, len - 1);
+		buf[len - 1] = '\0';
+		return buf;
+	}
+	return s;
+}
+
+static int xnic_cq_close(struct fid *fid)
+{
+	struct fi_xnic_cq *cq = container_of(fid, struct fi_xnic_cq,
+					     cq_fid.fid);
+	int err;
+
+	if (__atomic_load_n(&cq->refs, __ATOMIC_RELAXED))
+		return -FI_EBUSY;
+	err = xnic_destroy_cq(cq->cq);
+	if (err)
+		return fi_xnic_err(err);
+	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+static int xnic_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct fi_xnic_cq *cq = container_of(fid, struct fi_xnic_cq,
+					     cq_fid.fid);
+
+	if (command != FI_GETWAIT)
+		return -FI_ENOSYS;
+	if (!arg)
+		return -FI_EINVAL;
+	*(int *)arg = xnic_cq_fd(cq->cq);
+	return 0;
+}
+
+static struct fi_ops xnic_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = xnic_cq_close,
+	.bind = fi_xnic_no_bind,
+	.control = xnic_cq_control,
+	.ops_open = fi_xnic_no_ops_open,
+};
+
+static struct fi_ops_cq xnic_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = xnic_cq_read,
+	.readfrom = xnic_cq_readfrom,
+	.readerr = xnic_cq_readerr,
+	.sread = xnic_cq_sread,
+	.sreadfrom = xnic_cq_sreadfrom,
+	.signal = xnic_cq_signal,
+	.strerror = xnic_cq_strerror,
+};
+
+int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		    struct fid_cq **cqp, void *context)
+{
+	struct fi_xnic_domain *d = container_of(domain, struct fi_xnic_domain,
+						domain_fid);
+	struct fi_xnic_cq *cq;
+	size_t size;
+	int err;
+
+	if (!attr || !cqp)
+		return -FI_EINVAL;
+	if (attr->flags & ~(uint64_t)FI_AFFINITY)
+		return -FI_EBADFLAGS;
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		break;
+	default:
+		return -FI_ENOSYS;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE)
+		return -FI_ENOSYS;
+	size = attr->size ? attr->size : XNIC_CQ_DEF_SIZE;
+	if (size > d->lim.max_cqe) {
+		/* ofi_rxm asks for rx+tx sizes times the universe size. */
+		FI_INFO(&fi_xnic_prov, FI_LOG_CQ,
+			"CQ size %zu clamped to the device's %u\n", size,
+			d->lim.max_cqe);
+		size = d->lim.max_cqe;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
+		     FI_CQ_FORMAT_CONTEXT : attr->format;
+	if (!xnic_entry_size(cq->format)) {
+		free(cq);
+		return -FI_ENOSYS;
+	}
+	err = xnic_create_cq(d->ctx, (unsigned int)size, &cq->cq);
+	if (err) {
+		XNIC_WARN(FI_LOG_CQ, "xnic_create_cq(%zu): %s\n", size,
+			  xnic_strerror(err));
+		free(cq);
+		return fi_xnic_err(err);
+	}
+	pthread_mutex_init(&cq->lock, NULL);
+	cq->domain = d;
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &xnic_cq_fi_ops;
+	cq->cq_fid.ops = &xnic_cq_ops;
+	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
+	*cqp = &cq->cq_fid;
+	return 0;
+}

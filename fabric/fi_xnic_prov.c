@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The provider's entry point (fi_prov_ini), fi_getinfo and the fabric.
+ *
+ * fi_getinfo offers one fi_info per xnic RDMA device (the domain name is
+ * the device name), in /sys/class/infiniband order; FI_XNIC_DOMAIN keeps
+ * only the device it names when the hints name no domain.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fi_xnic.h"
+
+static int xnic_limits(const char *name, struct fi_xnic_limits *lim)
+{
+	const struct xnic_ctx_attr *a;
+	struct xnic_ctx *ctx;
+	int err;
+
+	err = xnic_open(name, &ctx);
+	if (err)
+		return err;
+	a = xnic_ctx_info(ctx);
+	memset(lim, 0, sizeof(*lim));
+	if (strlen(name) >= sizeof(lim->name)) {
+		xnic_close(ctx);
+		return -EINVAL;
+	}
+	memcpy(lim->name, name, strlen(name) + 1);
+	lim->node_id = a->node_id;
+	lim->max_msg_size = a->max_msg_size;
+	lim->max_sge = a->max_sge;
+	lim->max_recv_sge = a->max_recv_sge;
+	lim->max_inline = a->max_inline;
+	lim->max_qp_wr = a->max_qp_wr;
+	lim->max_cqe = a->max_cqe;
+	xnic_close(ctx);
+	return 0;
+}
+
+/* node: a node id (decimal or 0x hex); service: a port. */
+static int xnic_parse_node(const char *node, const char *service,
+			   struct fi_xnic_addr *a)
+{
+	unsigned long n = 0, p = 0;
+	char *end;
+
+	if (node) {
+		n = strtoul(node, &end, 0);
+		if (!*node || *end || n > 65534)
+			return -FI_ENODATA;
+	}
+	if (service) {
+		p = strtoul(service, &end, 0);
+		if (!*service || *end || p > 0xffff)
+			return -FI_ENODATA;
+	}
+	fi_xnic_addr_init(a, (uint32_t)n, (uint16_t)p);
+	return 0;
+}
+
+static int xnic_getinfo(uint32_t version, const char *node,
+			const char *service, uint64_t flags,
+			const struct fi_info *hints, struct fi_info **info)
+{
+	struct fi_info *head = NULL, **tailp = &head, *fi, *h = NULL;
+	const char *want = NULL;
+	struct fi_xnic_addr na;
+	char *env = NULL;
+	struct dirent *de;
+	DIR *dir;
+	int ret;
+
+	*info = NULL;
+	if (FI_VERSION_LT(FI_XNIC_API, version))
+		return -FI_ENODATA;
+	ret = fi_xnic_check_hints(version, hints);
+	if (ret)
+		return ret;
+	if (hints && hints->domain_attr && hints->domain_attr->name)
+		want = hints->domain_attr->name;
+	else if (!fi_param_get_str(&fi_xnic_prov, "domain", &env) && env &&
+		 *env)
+		want = env;
+
+	/* node/service become the source (FI_SOURCE) or destination. */
+	if (node || service) {
+		ret = xnic_parse_node(node, service, &na);
+		if (ret)
+			return ret;
+		h = hints ? fi_dupinfo(hints) : fi_allocinfo();
+		if (!h)
+			return -FI_ENOMEM;
+		if (flags & FI_SOURCE) {
+			free(h->src_addr);
+			h->src_addr = NULL;
+			h->src_addrlen = 0;
+			if (node) {
+				h->src_addr = malloc(sizeof(na));
+				if (!h->src_addr) {
+					fi_freeinfo(h);
+					return -FI_ENOMEM;
+				}
+				memcpy(h->src_addr, &na, sizeof(na));
+				h->src_addrlen = sizeof(na);
+			}
+		} else if (node) {
+			free(h->dest_addr);
+			h->dest_addr = malloc(sizeof(na));
+			if (!h->dest_addr) {
+				fi_freeinfo(h);
+				return -FI_ENOMEM;
+			}
+			memcpy(h->dest_addr, &na, sizeof(na));
+			h->dest_addrlen = sizeof(na);
+		}
+		hints = h;
+	}
+
+	dir = opendir("/sys/class/infiniband");
+	if (!dir) {
+		fi_freeinfo(h);
+		return -FI_ENODATA;
+	}
+	while ((de = readdir(dir))) {
+		struct fi_xnic_limits lim;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (want && strcmp(want, de->d_name))
+			continue;
+		if (xnic_limits(de->d_name, &lim))
+			continue;	/* not an xnic device, or no uverbs */
+		if (fi_xnic_info_for(version, &lim, hints, &fi))
+			continue;
+		if ((flags & FI_SOURCE) && service && !node) {
+			struct fi_xnic_addr *s = fi->src_addr;
+
+			s->sin6_port = na.sin6_port;
+		}
+		*tailp = fi;
+		tailp = &fi->next;
+	}
+	closedir(dir);
+	fi_freeinfo(h);
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}
+
+/* ------------------------------ fabric ------------------------------ */
+
+static int xnic_fabric_close(struct fid *fid)
+{
+	free(container_of(fid, struct fi_xnic_fabric, fabric_fid.fid));
+	return 0;
+}
+
+/* Is there anything to read on @fid? Arms a CQ on the way. */
+static int xnic_trywait_one(struct fid *fid)
+{
+	switch (fid->fclass) {
+	case FI_CLASS_EQ: {
+		struct fi_xnic_eq *eq = container_of(fid, struct fi_xnic_eq,
+						     eq_fid.fid);
+		int busy;
+
+		pthread_mutex_lock(&eq->lock);
+		busy = eq->head != NULL;
+		pthread_mutex_unlock(&eq->lock);
+		return busy ? -FI_EAGAIN : 0;
+	}
+	case FI_CLASS_CQ: {
+		struct fi_xnic_cq *cq = container_of(fid, struct fi_xnic_cq,
+						     cq_fid.fid);
+		int ret;
+
+		pthread_mutex_lock(&cq->lock);
+		xnic_cq_read_events(cq->cq);
+		ret = xnic_cq_arm(cq->cq, 0);
+		if (!ret && (cq->err_pending || xnic__cq_ready(cq->cq)))
+			ret = -FI_EAGAIN;
+		pthread_mutex_unlock(&cq->lock);
+		return ret;
+	}
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+static int xnic_trywait(struct fid_fabric *fabric, struct fid **fids,
+			int count)
+{
+	int i, ret;
+
+	(void)fabric;
+	for (i = 0; i < count; i++) {
+		ret = xnic_trywait_one(fids[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct fi_ops xnic_fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = xnic_fabric_close,
+	.bind = fi_xnic_no_bind,
+	.control = fi_xnic_no_control,
+	.ops_open = fi_xnic_no_ops_open,
+};
+
+static struct fi_ops_fabric xnic_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = fi_xnic_domain_open,
+	.passive_ep = fi_xnic_passive_ep,
+	.eq_open = fi_xnic_eq_open,
+	.wait_open = fi_xnic_no_wait_open,
+	.trywait = xnic_trywait,
+};
+
+int fi_xnic_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fab,
+			void *context)
+{
+	struct fi_xnic_fabric *f;
+
+	if (!attr || !fab)
+		return -FI_EINVAL;
+	if (attr->name && strcmp(attr->name, FI_XNIC_NAME))
+		return -FI_EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -FI_ENOMEM;
+	f->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	f->fabric_fid.fid.context = context;
+	f->fabric_fid.fid.ops = &xnic_fabric_fi_ops;
+	f->fabric_fid.ops = &xnic_fabric_ops;
+	f->fabric_fid.api_version = attr->api_version;
+	*fab = &f->fabric_fid;
+	return 0;
+}
+
+static void xnic_cleanup(void)
+{
+}
+
+struct fi_provider fi_xnic_prov = {
+	.name = FI_XNIC_NAME,
+	.version = FI_XNIC_VERSION,
+	.fi_version = FI_XNIC_API,
+	.getinfo = xnic_getinfo,
+	.fabric = fi_xnic_fabric_open,
+	.cleanup = xnic_cleanup,
+};
+
+FI_EXT_INI
+{
+	fi_param_define(&fi_xnic_prov, "domain", FI_PARAM_STRING,
+			"xnic device to use when the application names no "
+			"domain, e.g. xnic1 (default: every xnic device)");
+	fi_param_define(&fi_xnic_prov, "timeout_ms", FI_PARAM_INT,
+			"connect and accept timeout, ms (default: 10000)");
+	return &fi_xnic_prov;
+}

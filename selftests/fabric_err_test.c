@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fabric_err_test - the xnic libfabric provider through libfabric's public
+ * API only, in one process: an FI_EP_MSG endpoint on device A connects to
+ * a passive endpoint on device B (fabric CM, private data both ways), then
+ *   - send/recv and senddata (FI_REMOTE_CQ_DATA), data checked;
+ *   - RMA write, writedata (consumes a receive: FI_RX_CQ_DATA), read;
+ *   - a write with a wrong key: an error completion, FI_EACCES, prov_errno
+ *     the xnic status, fi_cq_strerror's text; target bytes untouched;
+ *   - fi_shutdown on one side: FI_SHUTDOWN on the other's EQ;
+ *   - fi_getinfo with hints xnic cannot meet: -FI_ENODATA;
+ *   - bad arguments: negative FI_ errors, no crash;
+ *   - connect to a port nobody listens on, and to a passive endpoint that
+ *     was closed: FI_ECONNREFUSED on the EQ; to a node the fabric does
+ *     not know: FI_EHOSTUNREACH.
+ * Usage: fabric_err_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
+ * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "uapi/xnic-abi.h"
+
+#define BUF	65536
+#define TMO_MS	15000
+
+static int num, failed;
+
+#define CHECK(cond, ...) do {						\
+	num++;								\
+	if (cond) {							\
+		printf("ok %d - ", num);				\
+	} else {							\
+		failed++;						\
+		printf("not ok %d - ", num);				\
+	}								\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+	fflush(stdout);							\
+} while (0)
+
+#define MUST(call) do {							\
+	int _r = (int)(call);						\
+	if (_r) {							\
+		printf("Bail out! %s: %d (%s)\n", #call, _r,		\
+		       fi_strerror(-_r));				\
+		exit(1);						\
+	}								\
+} while (0)
+
+struct side {
+	const char *dev;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct fid_mr *mr;
+	char *buf;
+};
+
+static struct fi_info *hints_for(const char *dev)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA;
+	h->mode = FI_RX_CQ_DATA | FI_CONTEXT;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	h->domain_attr->name = strdup(dev);
+	h->fabric_attr->prov_name = strdup("xnic");
+	return h;
+}
+
+static void side_open(struct side *s, const char *dev)
+{
+	struct fi_info *h = hints_for(dev);
+	struct fi_eq_attr eqa = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA, .size = 256 };
+
+	s->dev = dev;
+	MUST(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &s->info));
+	fi_freeinfo(h);
+	MUST(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	MUST(fi_eq_open(s->fabric, &eqa, &s->eq, NULL));
+	MUST(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	MUST(fi_cq_open(s->domain, &cqa, &s->cq, NULL));
+	s->buf = aligned_alloc(4096, BUF);
+	memset(s->buf, 0, BUF);
+	MUST(fi_mr_reg(s->domain, s->buf, BUF, FI_SEND | FI_RECV | FI_READ |
+		       FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+		       &s->mr, NULL));
+}
+
+static struct fid_ep *ep_open(struct side *s, struct fi_info *info)
+{
+	struct fid_ep *ep;
+
+	MUST(fi_endpoint(s->domain, info, &ep, NULL));
+	MUST(fi_ep_bind(ep, &s->eq->fid, 0));
+	MUST(fi_ep_bind(ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_enable(ep));
+	return ep;
+}
+
+/* The next EQ event: its type, or -err for an error entry. */
+static int eq_next(struct fid_eq *eq, struct fi_eq_cm_entry *e, size_t len,
+		   struct fi_eq_err_entry *err)
+{
+	uint32_t ev;
+	ssize_t n = fi_eq_sread(eq, &ev, e, len, TMO_MS, 0);
+
+	if (n == -FI_EAVAIL) {
+		memset(err, 0, sizeof(*err));
+		if (fi_eq_readerr(eq, err, 0) != sizeof(*err))
+			return -FI_EOTHER;
+		return -err->err;
+	}
+	if (n < 0)
+		return (int)n;
+	return (int)ev;
+}
+
+/* One completion (successful or not) from @cq within the timeout. */
+static ssize_t cq_next(struct fid_cq *cq, struct fi_cq_data_entry *c,
+		       struct fi_cq_err_entry *err)
+{
+	int i;
+
+	for (i = 0; i < TMO_MS * 10; i++) {
+		ssize_t n = fi_cq_read(cq, c, 1);
+
+		if (n == 1)
+			return 1;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			return fi_cq_readerr(cq, err, 0) == 1 ? -FI_EAVAIL :
+								-FI_EOTHER;
+		}
+		if (n != -FI_EAGAIN)
+			return n;
+		usleep(100);
+	}
+	return -FI_ETIMEDOUT;
+}
+
+struct pair {
+	struct fid_pep *pep;
+	struct fid_ep *a, *b;
+	char addr[64];
+	size_t addrlen;
+};
+
+/* A connects to B's passive endpoint; private data both ways. */
+static void connect_pair(struct side *A, struct side *B, struct pair *p,
+			 bool check)
+{
+	struct {
+		struct fi_eq_cm_entry e;
+		char data[64];
+	} ev;
+	struct fi_eq_err_entry err;
+	int t;
+
+	MUST(fi_passive_ep(B->fabric, B->info, &p->pep, NULL));
+	MUST(fi_pep_bind(p->pep, &B->eq->fid, 0));
+	MUST(fi_listen(p->pep));
+	p->addrlen = sizeof(p->addr);
+	MUST(fi_getname(&p->pep->fid, p->addr, &p->addrlen));
+	p->a = ep_open(A, A->info);
+	MUST(fi_connect(p->a, p->addr, "hello", 6));
+	t = eq_next(B->eq, &ev.e, sizeof(ev), &err);
+	if (check)
+		CHECK(t == FI_CONNREQ && !strcmp(ev.data, "hello"),
+		      "FI_CONNREQ with the connect's private data (%d)", t);
+	if (t != FI_CONNREQ) {
+		printf("Bail out! no FI_CONNREQ: %d\n", t);
+		exit(1);
+	}
+	p->b = ep_open(B, ev.e.info);
+	fi_freeinfo(ev.e.info);
+	MUST(fi_accept(p->b, "world", 6));
+	t = eq_next(B->eq, &ev.e, sizeof(ev), &err);
+	if (check)
+		CHECK(t == FI_CONNECTED && ev.e.fid == &p->b->fid,
+		      "passive side FI_CONNECTED (%d)", t);
+	t = eq_next(A->eq, &ev.e, sizeof(ev), &err);
+	if (check)
+		CHECK(t == FI_CONNECTED && ev.e.fid == &p->a->fid &&
+		      !strcmp(ev.data, "world"),
+		      "active side FI_CONNECTED with the accept's data (%d)", t);
+}
+
+static void test_getinfo(const char *dev)
+{
+	struct fi_info *h, *info = NULL;
+	int r;
+
+	h = hints_for(dev);
+	h->ep_attr->type = FI_EP_DGRAM;
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(r == -FI_ENODATA, "getinfo FI_EP_DGRAM: -FI_ENODATA (%d)", r);
+	fi_freeinfo(h);
+
+	h = hints_for(dev);
+	h->caps |= FI_ATOMIC;
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(r == -FI_ENODATA, "getinfo FI_ATOMIC: -FI_ENODATA (%d)", r);
+	fi_freeinfo(h);
+
+	h = hints_for("nosuchdev");
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(r == -FI_ENODATA, "getinfo unknown domain: -FI_ENODATA (%d)", r);
+	fi_freeinfo(h);
+
+	h = hints_for(dev);
+	h->tx_attr->inject_size = 1 << 20;
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(r == -FI_ENODATA, "getinfo inject_size 1 MiB: -FI_ENODATA (%d)",
+	      r);
+	fi_freeinfo(h);
+
+	h = hints_for(dev);
+	h->domain_attr->mr_mode = 0;	/* cannot register: FI_MR_LOCAL */
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(r == -FI_ENODATA, "getinfo without FI_MR_LOCAL: -FI_ENODATA (%d)",
+	      r);
+	fi_freeinfo(h);
+
+	h = hints_for(dev);
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info);
+	CHECK(!r && info && info->tx_attr->inject_size == XNIC_MAX_INLINE &&
+	      info->domain_attr->mr_key_size == 4 &&
+	      info->domain_attr->cq_data_size == 4 &&
+	      info->addr_format == FI_SOCKADDR_IN6 &&
+	      (info->mode & FI_RX_CQ_DATA) &&
+	      !strcmp(info->domain_attr->name, dev),
+	      "getinfo: limits (inject %zu, key %zu, cq data %zu)",
+	      info ? info->tx_attr->inject_size : 0,
+	      info ? info->domain_attr->mr_key_size : 0,
+	      info ? info->domain_attr->cq_data_size : 0);
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_cq_data_entry c;
+	struct fi_cq_err_entry ce;
+	struct fi_eq_err_entry ee;
+	struct fi_eq_cm_entry ev;
+	struct side A, B;
+	struct pair p, q;
+	char big[65], sbuf[64];
+	struct iovec iov[2];
+	struct fid_mr *mr2;
+	struct fid_ep *e3;
+	void *desc;
+	uint64_t key;
+	ssize_t n;
+	int i, t, ok;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DEVICE_A DEVICE_B\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_getinfo(argv[1]);
+	side_open(&A, argv[1]);
+	side_open(&B, argv[2]);
+	desc = fi_mr_desc(A.mr);
+
+	/* Bad arguments before a connection. */
+	e3 = ep_open(&A, A.info);
+	n = fi_send(e3, A.buf, 8, desc, 0, NULL);
+	CHECK(n == -FI_ENOTCONN, "send before connect: -FI_ENOTCONN (%zd)", n);
+	memset(big, 0, sizeof(big));
+	t = fi_connect(e3, big, NULL, 0);
+	CHECK(t == -FI_EINVAL, "connect to a garbage address: -FI_EINVAL (%d)",
+	      t);
+	t = fi_accept(e3, NULL, 0);
+	CHECK(t == -FI_EINVAL, "accept without a request: -FI_EINVAL (%d)", t);
+	iov[0].iov_base = A.buf;
+	iov[0].iov_len = 8;
+	iov[1] = iov[0];
+	t = fi_mr_regv(A.domain, iov, 2, FI_SEND, 0, 0, 0, &mr2, NULL);
+	CHECK(t == -FI_EINVAL, "mr_regv of 2 iovs (limit 1): -FI_EINVAL (%d)",
+	      t);
+
+	connect_pair(&A, &B, &p, true);
+	t = fi_connect(p.a, p.addr, big, sizeof(big));
+	CHECK(t == -FI_EINVAL, "65 bytes of connect data: -FI_EINVAL (%d)", t);
+
+	/* send/recv and senddata */
+	for (i = 0; i < 4096; i++)
+		A.buf[i] = (char)(i * 7 + 1);
+	MUST(fi_recv(p.b, B.buf, 4096, fi_mr_desc(B.mr), 0, &B));
+	MUST(fi_send(p.a, A.buf, 4096, desc, 0, &A));
+	n = cq_next(A.cq, &c, &ce);
+	CHECK(n == 1 && c.op_context == &A && (c.flags & FI_SEND),
+	      "send completion (%zd)", n);
+	n = cq_next(B.cq, &c, &ce);
+	CHECK(n == 1 && c.op_context == &B && c.len == 4096 &&
+	      (c.flags & FI_RECV) && !memcmp(A.buf, B.buf, 4096),
+	      "recv completion, 4096 bytes landed (%zd)", n);
+	MUST(fi_recv(p.b, B.buf, 64, fi_mr_desc(B.mr), 0, &B));
+	MUST(fi_senddata(p.a, A.buf, 16, desc, 0xabcd1234, 0, &A));
+	cq_next(A.cq, &c, &ce);
+	n = cq_next(B.cq, &c, &ce);
+	CHECK(n == 1 && (c.flags & FI_REMOTE_CQ_DATA) && c.data == 0xabcd1234,
+	      "senddata: remote CQ data 0x%llx", (unsigned long long)c.data);
+	snprintf(sbuf, sizeof(sbuf), "inject!");
+	MUST(fi_recv(p.b, B.buf, 64, fi_mr_desc(B.mr), 0, &B));
+	MUST(fi_inject(p.a, sbuf, 8, 0));
+	n = cq_next(B.cq, &c, &ce);
+	CHECK(n == 1 && !strcmp(B.buf, "inject!"), "inject landed (%zd)", n);
+
+	/* RMA */
+	key = fi_mr_key(B.mr);
+	memset(A.buf, 0x5a, 8192);
+	MUST(fi_write(p.a, A.buf, 8192, desc, 0, (uintptr_t)B.buf + 8192, key,
+		      &A));
+	n = cq_next(A.cq, &c, &ce);
+	for (ok = 1, i = 0; i < 8192; i++)
+		ok &= B.buf[8192 + i] == 0x5a;
+	CHECK(n == 1 && (c.flags & FI_WRITE) && ok,
+	      "RMA write: 8 KiB landed (%zd)", n);
+	MUST(fi_recv(p.b, B.buf, 64, fi_mr_desc(B.mr), 0, &B));
+	MUST(fi_writedata(p.a, A.buf, 100, desc, 77, 0,
+			  (uintptr_t)B.buf + 20000, key, &A));
+	cq_next(A.cq, &c, &ce);
+	n = cq_next(B.cq, &c, &ce);
+	CHECK(n == 1 && (c.flags & FI_REMOTE_WRITE) &&
+	      (c.flags & FI_REMOTE_CQ_DATA) && c.data == 77,
+	      "writedata: the target's receive completes with data %llu",
+	      (unsigned long long)c.data);
+	for (i = 0; i < 4096; i++)
+		B.buf[30000 + i] = (char)(i ^ 0x33);
+	MUST(fi_read(p.a, A.buf + 30000, 4096, desc, 0,
+		     (uintptr_t)B.buf + 30000, key, &A));
+	n = cq_next(A.cq, &c, &ce);
+	CHECK(n == 1 && (c.flags & FI_READ) &&
+	      !memcmp(A.buf + 30000, B.buf + 30000, 4096),
+	      "RMA read: 4 KiB read back (%zd)", n);
+	n = fi_write(p.a, A.buf, 8, desc, 0, (uintptr_t)B.buf, 1ULL << 40, &A);
+	CHECK(n == -FI_EINVAL, "a key over 32 bits: -FI_EINVAL (%zd)", n);
+
+	/* A wrong key: error completion, target untouched. */
+	memset(B.buf + 40000, 0x11, 4096);
+	memset(A.buf, 0x77, 4096);
+	MUST(fi_write(p.a, A.buf, 4096, desc, 0, (uintptr_t)B.buf + 40000,
+		      key ^ 0x5a5a00, &A));
+	n = cq_next(A.cq, &c, &ce);
+	for (ok = 1, i = 0; i < 4096; i++)
+		ok &= B.buf[40000 + i] == 0x11;
+	{
+		char sb[128];
+		const char *s = fi_cq_strerror(A.cq, ce.prov_errno, NULL, sb,
+					       sizeof(sb));
+
+		CHECK(n == -FI_EAVAIL && ce.err == FI_EACCES &&
+		      ce.prov_errno == XNIC_WC_REM_ACCESS_ERR &&
+		      ce.op_context == &A && s && *s && ok,
+		      "wrong key: FI_EACCES, prov_errno %d (%s), target untouched",
+		      ce.prov_errno, s ? s : "?");
+	}
+	fi_close(&p.a->fid);
+	fi_close(&p.b->fid);
+	fi_close(&p.pep->fid);
+	while (fi_cq_read(A.cq, &c, 1) > 0 || fi_cq_readerr(A.cq, &ce, 0) > 0)
+		;
+	while (fi_cq_read(B.cq, &c, 1) > 0 || fi_cq_readerr(B.cq, &ce, 0) > 0)
+		;
+
+	/* fi_shutdown: the peer's EQ says FI_SHUTDOWN. */
+	connect_pair(&A, &B, &q, false);
+	MUST(fi_shutdown(q.a, 0));
+	t = eq_next(B.eq, &ev, sizeof(ev), &ee);
+	CHECK(t == FI_SHUTDOWN && ev.fid == &q.b->fid,
+	      "peer fi_shutdown: FI_SHUTDOWN on the passive side (%d)", t);
+	n = fi_send(q.a, A.buf, 8, desc, 0, &A);
+	n = n ? n : cq_next(A.cq, &c, &ce);
+	CHECK(n == -FI_EAVAIL && ce.err == FI_ECANCELED,
+	      "send after shutdown completes as canceled (%zd, err %d)", n,
+	      ce.err);
+	fi_close(&q.a->fid);
+	fi_close(&q.b->fid);
+
+	/* Nobody listens: refused. */
+	((struct sockaddr_in6 *)q.addr)->sin6_port = htons(1);
+	fi_close(&q.pep->fid);
+	e3 = ep_open(&A, A.info);
+	MUST(fi_connect(e3, q.addr, NULL, 0));
+	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
+	CHECK(t == -FI_ECONNREFUSED && ee.fid == &e3->fid,
+	      "connect to a port nobody listens on: FI_ECONNREFUSED (%d)", t);
+	fi_close(&e3->fid);
+
+	/* A listener that went away: refused too. */
+	e3 = ep_open(&A, A.info);
+	MUST(fi_connect(e3, p.addr, NULL, 0));
+	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
+	CHECK(t == -FI_ECONNREFUSED,
+	      "connect to a closed passive endpoint: FI_ECONNREFUSED (%d)", t);
+	fi_close(&e3->fid);
+
+	/* No such node on the fabric: unreachable, at once. */
+	e3 = ep_open(&A, A.info);
+	((struct sockaddr_in6 *)q.addr)->sin6_addr.s6_addr[15] ^= 0x55;
+	MUST(fi_connect(e3, q.addr, NULL, 0));
+	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
+	CHECK(t == -FI_EHOSTUNREACH && ee.fid == &e3->fid,
+	      "connect to a node the fabric does not know: FI_EHOSTUNREACH (%d)",
+	      t);
+	fi_close(&e3->fid);
+
+	printf("1..%d\n", num);
+	if (failed)
+		printf("# %d of %d failed\n", failed, num);
+	return failed ? 1 : 0;
+}
