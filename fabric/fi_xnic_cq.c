@@ -125,8 +125,9 @@ static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 		return (ssize_t)i;
 	if (cq->err_pending)
 		return -FI_EAVAIL;
+	/* libxnic: -EOVERFLOW, the CQ overflowed; anything else is corrupt. */
 	if (cq->cq_err)
-		return -FI_EIO;
+		return cq->cq_err == -EOVERFLOW ? -FI_EOVERRUN : -FI_EIO;
 	return -FI_EAGAIN;
 }
 
