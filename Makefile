@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll fresh-check \
+	dkms-check coll torch fresh-check demo-train \
 	clean help
 
-all: module lib tools selftests coll
+all: module lib tools selftests coll torch
 
 help:
-	@echo "targets: all module lib tools selftests check lint demo deps install dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests torch check lint demo demo-train deps install dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -73,6 +73,11 @@ tools: lib
 coll: lib
 	$(MAKE) -C coll
 	$(MAKE) -C tools xnic-coll-rank
+
+# The c10d backend: built when torch's headers are installed, else skipped
+# with a note (torch-xnic/Makefile).
+torch: coll
+	$(MAKE) -C torch-xnic
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -121,6 +126,12 @@ demo: deps
 	@$(MAKE) -s all
 	@tools/xnic-demo $(DEMO_ARGS)
 
+# DDP training over xnic vs gloo on 4 emulated nodes, a node killed and the
+# job restarted from its checkpoint (tools/xnic-demo --train).
+demo-train: deps
+	@$(MAKE) -s all
+	@tools/xnic-demo --train $(DEMO_ARGS)
+
 # xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
 .PHONY: bench
 bench: all
@@ -151,5 +162,6 @@ clean: module-clean
 	$(MAKE) -C libuser clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
+	$(MAKE) -C torch-xnic clean
 	$(MAKE) -C selftests clean
 	rm -rf build

@@ -32,7 +32,7 @@ trap 'rm -f "$log"' EXIT
 
 if [[ $mode != --vm-only ]]; then
 	mapfile -t units < <(make -s -C selftests -p unit 2>/dev/null |
-		sed -n 's/^UNIT_PROGS := //p' | tr ' ' '\n')
+		sed -nE 's/^UNIT_(PROGS|SCRIPTS) := //p' | tr ' ' '\n' | grep .)
 	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
 	add_result "$log" "${PIPESTATUS[0]}"
 fi
