@@ -33,7 +33,8 @@ if ! train_fabric_up "$N" "xt$$"; then
 	exit 1
 fi
 start=$SECONDS
-$PY torch-xnic/suites.py check --nodes "$N" --netns "$TF_NETNS" \
+$PY torch-xnic/suites.py check --model small --steps 10 --nodes "$N" \
+	--netns "$TF_NETNS" \
 	--ifname "$TF_IFNAME" --addr "$TF_ADDR"
 rc=$?
 echo "# suite took $((SECONDS - start)) s"

@@ -29,24 +29,30 @@ import xnic_torch  # noqa: E402  registers the backend "xnic"
 from xnic_torch import checkpoint as ck  # noqa: E402
 from xnic_torch.ddp import allreduce_hook, hidden_fraction  # noqa: E402
 
-IN, OUT, BATCH = 256, 16, 32
-WIDTHS = (1024, 512, 256)
+OUT = 16
+# Model sizes: "demo" about 0.9 M parameters (3.7 MB of gradients a step),
+# "small" about 0.13 M for the selftest (under TCG a step of "demo" takes
+# seconds).
+SIZES = {"demo": (256, (1024, 512, 256), 32),
+         "small": (128, (256, 256, 128), 16)}
 
 
-def make_model(seed):
+def make_model(seed, size="demo"):
     torch.manual_seed(seed)
-    layers, d = [], IN
-    for w in WIDTHS:
+    d, widths, _ = SIZES[size]
+    layers = []
+    for w in widths:
         layers += [torch.nn.Linear(d, w), torch.nn.ReLU()]
         d = w
     layers.append(torch.nn.Linear(d, OUT))
     return torch.nn.Sequential(*layers)
 
 
-def batch(seed, step, rank):
+def batch(seed, step, rank, size="demo"):
+    d, _, b = SIZES[size]
     g = torch.Generator().manual_seed(seed * 1000003 + step * 1009 + rank)
-    return (torch.randn(BATCH, IN, generator=g),
-            torch.randint(0, OUT, (BATCH,), generator=g))
+    return (torch.randn(b, d, generator=g),
+            torch.randint(0, OUT, (b,), generator=g))
 
 
 def link_bytes():
@@ -74,7 +80,7 @@ def train(job, rank):
                             rank=rank, world_size=n,
                             timeout=timedelta(seconds=job["timeout"]))
     pg = dist.group.WORLD
-    model = make_model(job["seed"])
+    model = make_model(job["seed"], job["size"])
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     start = 0
     if job.get("resume"):
@@ -98,7 +104,7 @@ def train(job, rank):
     for step in range(start + 1, job["steps"] + 1):
         if step == job.get("die_step") and rank == job.get("die_rank"):
             os.kill(os.getpid(), signal.SIGKILL)  # a node dies
-        x, y = batch(job["seed"], step, rank)
+        x, y = batch(job["seed"], step, rank, job["size"])
         t0 = time.monotonic()
         loss = F.cross_entropy(ddp(x), y)
         opt.zero_grad()

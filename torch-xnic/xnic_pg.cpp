@@ -469,7 +469,12 @@ static bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
       }
       return true;
     default:
-      *why = "reduce op " + std::to_string((int)op) +
+      static const char* const names[] = {"SUM", "AVG", "PRODUCT", "MIN",
+                                          "MAX", "BAND", "BOR", "BXOR",
+                                          "PREMUL_SUM"};
+      *why = "reduce op " +
+             ((int)op < 9 ? std::string(names[(int)op])
+                          : std::to_string((int)op)) +
              " (xnic, like gloo, has SUM, PRODUCT, MIN, MAX, BAND, BOR, "
              "BXOR; divide after a SUM for an average)";
       return false;
