@@ -28,10 +28,12 @@ N=${XNIC_TORCH_NODES:-4}
 # shellcheck source-path=SCRIPTDIR source=../tools/xnic-train-fabric
 . tools/xnic-train-fabric
 trap 'train_fabric_down' EXIT
+start=$SECONDS
 if ! train_fabric_up "$N" "xt$$"; then
 	echo "not ok: cannot build the fabric"
 	exit 1
 fi
+echo "# fabric of $N nodes up in $((SECONDS - start)) s"
 start=$SECONDS
 $PY torch-xnic/suites.py check --model small --steps 10 --nodes "$N" \
 	--netns "$TF_NETNS" \

@@ -21,7 +21,9 @@ demo   N ranks: the xnic job with loss, step time and hidden-communication
 bench  N ranks: BENCH lines (step time xnic vs gloo, hidden fraction).
 The ranks are forked from this process (one `import torch`), nodes.py.
 """
-import argparse
+import time
+T0 = time.monotonic()
+import argparse  # noqa: E402
 import json
 import os
 import shutil
@@ -68,13 +70,14 @@ class Suite:
         err = os.path.join(self.dir, j["name"] + ".err")
 
         def rank_body(r):
+            def save(res):
+                with open(f"{err}.{r}.json", "w") as f:
+                    json.dump(res, f)
             try:
-                out = body(j, r)
-                if isinstance(out, dict):
-                    with open(f"{err}.{r}.json", "w") as f:
-                        json.dump(out, f)
-                    return 0
-                return out
+                if body is train.train:
+                    return body(j, r)
+                save(body(j, r, save))
+                return 0
             except Exception as e:
                 with open(f"{err}.{r}", "w") as f:
                     f.write(f"{type(e).__name__}: {e}")
@@ -204,6 +207,7 @@ def main():
     p.add_argument("--timeout", type=int, default=30)
     p.add_argument("--workdir")
     a = p.parse_args()
+    print(f"# torch imported in {time.monotonic() - T0:.0f} s", flush=True)
     s = Suite(a)
     if a.suite == "check":
         ref = s.compare(2)

@@ -90,6 +90,10 @@ def train(job, rank):
             model.load_state_dict(st["model"])
             opt.load_state_dict(st["opt"])
             torch.set_rng_state(st["rng"])
+    # DDP caps its first bucket at _DEFAULT_FIRST_BUCKET_BYTES (1 MiB), the
+    # others at bucket_cap_mb: the same cap for all, so that the small
+    # model too is reduced in several buckets.
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(job["bucket_mb"] * 2**20)
     ddp = DDP(model, process_group=pg, bucket_cap_mb=job["bucket_mb"])
     ddp.register_comm_hook(pg, allreduce_hook)
     sched = ck.Schedule(mtbf_s=job.get("mtbf", 3600.0),
