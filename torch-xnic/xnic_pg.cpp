@@ -446,7 +446,7 @@ void ProcessGroupXnic::allreduceNow(struct xnic_comm* comm, at::Tensor& t,
     t.copy_(c);
 }
 
-// A reduce op xnic can do, or "" after setting *why.
+// Whether xnic can do @op on tensors like @t; if not, *why says what.
 static bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
                         std::string* why) {
   switch (op) {
