@@ -69,12 +69,12 @@ def run_ranks(n, body, netns=None, env=None, timeout=600):
                 os._exit(rc if isinstance(rc, int) else 70)
         pids[pid] = r
     res = [None] * n
+    killed = False
     while pids:
-        left = timeout - (time.monotonic() - t0)
-        if left <= 0:
+        if not killed and time.monotonic() - t0 > timeout:
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
-            left = 5
+            killed = True
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
             time.sleep(0.05)
