@@ -156,7 +156,8 @@ class Suite:
             for _, (rc, s, m) in others)
         report(ok, f"rank {die} of {world} killed at step {jk['die_step']}: "
                + "; ".join(f"rank {r} exit {rc} {s - t_die:.1f} s later: "
-                           f"{m[:300]}" for r, (rc, s, m) in others))
+                           f"{m.splitlines()[0][:300] if m else ''}"
+                           for r, (rc, s, m) in others))
         step, _ = train.ck.latest(ckdir)
         report(step > 0, f"checkpoint of step {step} was there to restart from")
         jr = self.job(f"restore{world}", "xnic", world, ckpt=ckdir,
