@@ -84,8 +84,8 @@ def run(job, rank, save):
     dist.all_gather(outs, torch.full((6,), rank, dtype=torch.int16))
     checks["all_gather"] = all(bool((o == r).all()) for r, o in enumerate(outs))
     flat = torch.empty(n * 4)
-    dist._all_gather_base(flat, torch.full((4,), float(rank)))
-    checks["_all_gather_base"] = torch.equal(
+    dist.all_gather_into_tensor(flat, torch.full((4,), float(rank)))
+    checks["all_gather_into_tensor"] = torch.equal(
         flat, torch.arange(n).float().repeat_interleave(4))
     t = torch.full((7,), float(rank + 1))
     dist.reduce(t, dst=1)
