@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps install install-module module-clean \
-	dkms-check coll topo fabric fresh-check fuzz examples man \
-	install-user install-test clean help
+	dkms-check coll topo fabric torch fresh-check fuzz examples man \
+	install-user install-test demo-train clean help
 
-all: module lib tools selftests coll topo fabric examples man
+all: module lib tools selftests coll topo fabric torch examples man
 
 help:
-	@echo "targets: all module lib tools selftests coll topo examples man check fuzz lint demo deps install install-test dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo fabric torch examples man check fuzz lint demo demo-train deps install install-test dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -94,6 +94,11 @@ $(KDOC): $(KSRC_TAR)
 	tar -xf $(KSRC_TAR) -C $(KSRC) --strip-components=1 \
 		linux-source-6.1/scripts/kernel-doc
 	@touch $@
+
+# The c10d backend: built when torch's headers are installed, else skipped
+# with a note (torch-xnic/Makefile).
+torch: coll
+	$(MAKE) -C torch-xnic
 
 $(KSRC)/.stamp: $(KSRC_TAR)
 	@mkdir -p $(KSRC)
@@ -151,6 +156,12 @@ demo: deps
 	@$(MAKE) -s all
 	@tools/xnic-demo $(DEMO_ARGS)
 
+# DDP training over xnic vs gloo on 4 emulated nodes, a node killed and the
+# job restarted from its checkpoint (tools/xnic-demo --train).
+demo-train: deps
+	@$(MAKE) -s all
+	@tools/xnic-demo --train $(DEMO_ARGS)
+
 # xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
 .PHONY: bench
 bench: all
@@ -196,6 +207,7 @@ clean: module-clean
 	$(MAKE) -C coll clean
 	$(MAKE) -C topo clean
 	$(MAKE) -C fabric clean
+	$(MAKE) -C torch-xnic clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C selftests/fuzz clean
 	$(MAKE) -C examples clean

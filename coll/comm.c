@@ -164,11 +164,13 @@ static void xnic_coll_free(struct xnic_comm *c)
 }
 
 /* Open the device, register the region, create the CQ and the QPs. */
-static int xnic_coll_setup(struct xnic_comm *c, const char *device)
+static int xnic_coll_setup(struct xnic_comm *c, const char *device,
+			   unsigned int tclass)
 {
 	struct xnic_qp_attr attr = {
-		.comp_mask = XNIC_QP_ATTR_RNR_RETRY,
+		.comp_mask = XNIC_QP_ATTR_RNR_RETRY | XNIC_QP_ATTR_TCLASS,
 		.rnr_retry = XNIC_QP_RNR_INFINITE,
+		.tclass = tclass,
 	};
 	struct xnic_qp_cap cap;
 	unsigned int cqe;
@@ -462,7 +464,7 @@ int xnic_comm_init(struct xnic_comm **commp, const struct xnic_comm_cfg *cfg)
 		*commp = c;
 		return 0;
 	}
-	err = xnic_coll_setup(c, cfg->device);
+	err = xnic_coll_setup(c, cfg->device, cfg->tclass);
 	err = xnic_coll_exchange(c, cfg->bootstrap, err);
 	if (err) {
 		char msg[XNIC_COLL_ERRLEN];

@@ -179,6 +179,11 @@ struct xnic_comm;
  *	of retransmission storms when the fabric, or the CPU that plays the
  *	NIC, is slower than the transport's window (see
  *	Documentation/collective.rst).
+ * @tclass: traffic class of the communicator's QPs (libxnic's
+ *	XNIC_TCLASS_LATENCY 0, the default, served first; or
+ *	XNIC_TCLASS_BULK 1); xnic_comm_init() fails with -EINVAL for a class
+ *	the device does not have. Communicators of one process on separate
+ *	classes let urgent collectives pass bulk ones on the links.
  */
 struct xnic_comm_cfg {
 	int rank;
@@ -190,6 +195,7 @@ struct xnic_comm_cfg {
 	int timeout_ms;
 	unsigned int spin_us;
 	size_t max_inflight;
+	unsigned int tclass;
 };
 
 /**

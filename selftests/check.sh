@@ -32,8 +32,8 @@ trap 'rm -f "$log"' EXIT
 
 if [[ $mode != --vm-only ]]; then
 	mapfile -t units < <(make -s -C selftests -p unit 2>/dev/null |
-		sed -nE 's/^(UNIT_PROGS|HOST_SCRIPTS) := //p' | tr ' ' '\n' |
-		grep .)
+		sed -nE 's/^(UNIT_PROGS|UNIT_SCRIPTS|HOST_SCRIPTS) := //p' |
+		tr ' ' '\n' | grep .)
 	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
 	add_result "$log" "${PIPESTATUS[0]}"
 	# The parsers of untrusted input under libFuzzer, a while each.

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// ProcessGroupXnic: the collectives, their checks and their streams
+// (xnic_pg.hpp describes the design, README the use).
+#include <dirent.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "xnic.h"
+#include "xnic_coll.h"
+#include "xnic_pg.hpp"
+
+namespace xnic_torch {
+namespace {
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int envInt(const char* name, int def, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v)
+    return def;
+  char* end;
+  long n = std::strtol(v, &end, 10);
+  TORCH_CHECK(!*end && n >= lo && n <= hi, "xnic: ", name, "=", v,
+              " is not an integer in ", lo, "..", hi);
+  return (int)n;
+}
+
+// The libxniccoll type of a tensor that coll reduces natively, or -1.
+int collDtype(const at::Tensor& t) {
+  if (t.scalar_type() == at::kFloat)
+    return XNIC_COLL_FLOAT32;
+  if (t.scalar_type() == at::kBFloat16)
+    return XNIC_COLL_BFLOAT16;
+  return -1;
+}
+
+// Throws the communicator's error, naming what failed.
+void check(struct xnic_comm* comm, int err, const char* what) {
+  if (err)
+    throw std::runtime_error(std::string(what) + ": " + std::strerror(-err) +
+                             ": " + xnic_comm_strerror(comm));
+}
+
+// Arguments a rank can check alone; "" when fine. Bad ones still take
+// part in the descriptor exchange, so that every rank fails, not only
+// this one.
+std::string badTensor(const at::Tensor& t) {
+  if (!t.defined())
+    return "an undefined tensor";
+  if (!t.device().is_cpu())
+    return "a tensor on " + t.device().str() + " (xnic takes CPU tensors)";
+  if (t.is_sparse())
+    return "a sparse tensor (xnic takes dense tensors)";
+  return "";
+}
+
+}  // namespace
+
+// ------------------------------ Work -------------------------------
+
+WorkXnic::WorkXnic(int rank, c10d::OpType type,
+                   std::vector<at::Tensor> outputs)
+    : c10d::Work(rank, type),
+      outputs_(std::move(outputs)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()))) {}
+
+bool WorkXnic::isCompleted() {
+  return future_->completed();
+}
+
+bool WorkXnic::isSuccess() const {
+  return future_->completed() && !future_->hasError();
+}
+
+std::exception_ptr WorkXnic::exception() const {
+  return future_->completed() && future_->hasError() ? future_->exception_ptr()
+                                                     : nullptr;
+}
+
+std::vector<at::Tensor> WorkXnic::result() {
+  return outputs_;
+}
+
+bool WorkXnic::wait(std::chrono::milliseconds /* timeout */) {
+  // Every collective ends within the communicator's timeout.
+  future_->wait();
+  if (future_->hasError())
+    std::rethrow_exception(future_->exception_ptr());
+  return true;
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> WorkXnic::getFuture() {
+  return future_;
+}
+
+void WorkXnic::partDone(std::exception_ptr err) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (err && !firstError_)
+      firstError_ = err;
+  }
+  if (--parts_ > 0)
+    return;
+  if (firstError_)
+    future_->setError(firstError_);
+  else
+    future_->markCompleted(c10::IValue(outputs_));
+}
+
+// ----------------------------- streams -----------------------------
+
+struct ProcessGroupXnic::Stream {
+  struct Item {
+    Job job;
+    c10::intrusive_ptr<WorkXnic> work;
+    uint64_t seq;
+    int64_t enqueued;
+  };
+  int index = 0;
+  struct xnic_comm* comm = nullptr;
+  std::thread thread;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Item> queue;
+  uint64_t seq = 0;  // collectives issued on this stream
+  bool stop = false;
+};
+
+std::string pickDevice(int rank) {
+  const char* env = std::getenv("XNIC_DEVICE");
+  if (env && *env) {
+    std::vector<std::string> names;
+    std::stringstream ss(env);
+    std::string n;
+    while (std::getline(ss, n, ','))
+      names.push_back(n);
+    if (names.size() == 1)
+      return names[0];
+    const char* lr = std::getenv("LOCAL_RANK");
+    int i = lr ? std::atoi(lr) : rank;
+    TORCH_CHECK(i >= 0 && i < (int)names.size(), "xnic: XNIC_DEVICE=", env,
+                " has no entry for local rank ", i);
+    return names[i];
+  }
+  std::vector<std::string> found;
+  if (DIR* d = opendir("/sys/class/infiniband")) {
+    while (struct dirent* e = readdir(d)) {
+      struct xnic_ctx* ctx;
+      if (e->d_name[0] == '.' || xnic_open(e->d_name, &ctx))
+        continue;
+      xnic_close(ctx);
+      found.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  TORCH_CHECK(!found.empty(),
+              "xnic: this node has no usable xnic device (none in "
+              "/sys/class/infiniband opens): create one (rdma link add NAME "
+              "type xnic netdev DEV) or set XNIC_DEVICE");
+  std::string all;
+  for (const auto& f : found)
+    all += " " + f;
+  TORCH_CHECK(found.size() == 1, "xnic: this node sees several xnic devices (",
+              all.substr(1), "): set XNIC_DEVICE to this rank's");
+  return found[0];
+}
+
+ProcessGroupXnic::ProcessGroupXnic(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds timeout)
+    : ProcessGroup(rank, size) {
+  int nstreams = envInt("XNIC_TORCH_STREAMS", 3, 1, 8);
+  long long tmo = timeout.count();
+  int timeout_ms = tmo <= 0 ? 0 : tmo > (1LL << 30) ? (1 << 30) : (int)tmo;
+
+  if (size > 1)
+    device_ = pickDevice(rank);
+  for (int i = 0; i < nstreams; i++) {
+    std::unique_ptr<Stream> s(new Stream());
+    struct xnic_bootstrap* bs =
+        storeBootstrapCreate(store, "xnic/" + std::to_string(i), rank, size);
+    struct xnic_comm_cfg cfg;
+    std::memset(&cfg, 0, sizeof(cfg));
+    cfg.rank = rank;
+    cfg.nranks = size;
+    cfg.device = device_.c_str();
+    cfg.bootstrap = bs;
+    cfg.timeout_ms = timeout_ms;
+    // Stream 0 carries what is urgent: traffic class 0 (latency).
+    cfg.tclass = i == 0 ? XNIC_TCLASS_LATENCY : XNIC_TCLASS_BULK;
+    int err = xnic_comm_init(&s->comm, &cfg);
+    std::string msg = xnic_comm_strerror(NULL);
+    std::string bsmsg = storeBootstrapError(bs);
+    xnic_bootstrap_close(bs);
+    if (err) {
+      for (auto& o : streams_)
+        xnic_comm_destroy(o->comm);
+      streams_.clear();
+      TORCH_CHECK(false, "xnic: rank ", rank, " of ", size, " on device ",
+                  device_, ": communicator ", i, " failed: ",
+                  std::strerror(-err), ": ", msg,
+                  bsmsg.empty() ? "" : " (", bsmsg, bsmsg.empty() ? "" : ")");
+    }
+    s->index = i;
+    streams_.push_back(std::move(s));
+  }
+  for (auto& s : streams_) {
+    Stream* sp = s.get();
+    sp->thread = std::thread([this, sp] { run(*sp); });
+  }
+  init();
+}
+
+ProcessGroupXnic::~ProcessGroupXnic() {
+  shutdown();
+}
+
+void ProcessGroupXnic::shutdown() {
+  {
+    std::lock_guard<std::mutex> order(enqueueMutex_);
+    if (shut_)
+      return;
+    shut_ = true;
+  }
+  for (auto& s : streams_) {
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      s->stop = true;
+    }
+    s->cv.notify_all();
+  }
+  for (auto& s : streams_) {
+    if (s->thread.joinable())
+      s->thread.join();
+    xnic_comm_destroy(s->comm);
+    s->comm = nullptr;
+  }
+}
+
+void ProcessGroupXnic::run(Stream& s) {
+  for (;;) {
+    Stream::Item it;
+    {
+      std::unique_lock<std::mutex> lock(s.mutex);
+      s.cv.wait(lock, [&s] { return s.stop || !s.queue.empty(); });
+      if (s.queue.empty())
+        return;  // stopped, and everything queued has run
+      it = std::move(s.queue.front());
+      s.queue.pop_front();
+    }
+    int64_t started = nowNs();
+    std::exception_ptr err;
+    try {
+      it.job(s.comm, it.seq);
+    } catch (const std::exception& e) {
+      err = std::make_exception_ptr(std::runtime_error(
+          "xnic: " + c10d::opTypeToString(it.work->retrieveOpType()) + " #" +
+          std::to_string(it.seq) + " on rank " + std::to_string(rank_) +
+          " (stream " + std::to_string(s.index) + ", device " + device_ +
+          "): " + e.what()));
+    }
+    {
+      std::lock_guard<std::mutex> lock(timesMutex_);
+      // Bounded: a program that never reads them keeps the last 4096.
+      if (times_.size() >= 4096)
+        times_.erase(times_.begin(), times_.begin() + 2048);
+      times_.push_back({it.enqueued, started, nowNs(), s.index});
+    }
+    it.work->partDone(err);
+  }
+}
+
+std::vector<OpTimes> ProcessGroupXnic::takeOpTimes() {
+  std::lock_guard<std::mutex> lock(timesMutex_);
+  std::vector<OpTimes> out;
+  out.swap(times_);
+  return out;
+}
+
+// Stream 0 for a critical collective, else the bulk streams in turn.
+int ProcessGroupXnic::pickStream() {
+  int n = (int)streams_.size();
+  if (critical_.exchange(false) || n == 1)
+    return 0;
+  return 1 + (int)(next_++ % (uint64_t)(n - 1));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::enqueue(
+    c10d::OpType type, std::vector<at::Tensor> outputs, const Desc& desc,
+    Job job) {
+  auto work = c10::make_intrusive<WorkXnic>(rank_, type, std::move(outputs));
+  std::lock_guard<std::mutex> order(enqueueMutex_);
+  TORCH_CHECK(!shut_, "xnic: the process group was shut down");
+  std::vector<Stream*> targets;
+  if (type == c10d::OpType::BARRIER) {
+    // On every stream: it returns once all earlier collectives have.
+    for (auto& s : streams_)
+      targets.push_back(s.get());
+    critical_ = false;
+  } else {
+    targets.push_back(streams_[pickStream()].get());
+  }
+  work->setParts((int)targets.size());
+  for (Stream* s : targets) {
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      uint64_t seq = s->seq++;
+      Job full = [this, desc, job](struct xnic_comm* comm, uint64_t sq) {
+        checkDesc(comm, desc, sq);
+        if (job)
+          job(comm, sq);
+      };
+      s->queue.push_back({full, work, seq, nowNs()});
+    }
+    s->cv.notify_one();
+  }
+  return work;
+}
+
+// ----------------------------- checks ------------------------------
+
+// Every rank contributes its descriptor at its own slot of a float32
+// vector summed over the ranks: each value below 2^24, so exact.
+void ProcessGroupXnic::checkDesc(struct xnic_comm* comm, const Desc& d,
+                                 uint64_t seq) {
+  const int K = 8;
+  const uint32_t M = (1U << 24) - 1;
+  std::vector<float> v((size_t)size_ * K, 0.0f);
+  float* mine = &v[(size_t)rank_ * K];
+  bool bad = !d.localError.empty();
+  mine[0] = (float)(bad ? 0 : d.kind + 1);
+  mine[1] = (float)d.dtype;
+  mine[2] = (float)d.op;
+  mine[3] = (float)d.root;
+  mine[4] = (float)(d.count & M);
+  mine[5] = (float)((d.count >> 24) & M);
+  mine[6] = (float)(seq & M);
+  mine[7] = 1.0f;
+  check(comm,
+        xnic_allreduce(comm, v.data(), v.data(), v.size(), XNIC_COLL_FLOAT32,
+                       XNIC_COLL_SUM),
+        "exchanging the call's arguments");
+  std::ostringstream who;
+  bool differ = false;
+  std::vector<int> badRanks;
+  for (int r = 0; r < size_; r++) {
+    const float* o = &v[(size_t)r * K];
+    if (o[0] == 0)
+      badRanks.push_back(r);
+    if (std::memcmp(o, &v[0], K * sizeof(float)))
+      differ = true;
+    who << (r ? "; " : "") << "rank " << r << ": "
+        << (o[0] == 0 ? std::string("bad arguments")
+                      : c10d::opTypeToString((c10d::OpType)(o[0] - 1)))
+        << " of " << (uint64_t)o[4] + ((uint64_t)o[5] << 24) << " "
+        << c10::toString((c10::ScalarType)(int)o[1]) << " (op " << (int)o[2]
+        << ", root " << (int)o[3] << ", call " << (uint64_t)o[6] << ")";
+  }
+  if (bad)
+    throw std::runtime_error("bad arguments: " + d.localError);
+  if (!badRanks.empty()) {
+    std::string rs;
+    for (int r : badRanks)
+      rs += (rs.empty() ? "" : ", ") + std::to_string(r);
+    throw std::runtime_error("rank(s) " + rs +
+                             " gave bad arguments (their error says which)");
+  }
+  if (differ)
+    throw std::runtime_error(
+        "the ranks' calls do not match (every rank must make the same "
+        "collectives in the same order, with tensors of the same size and "
+        "type): " +
+        who.str());
+}
+
+// --------------------------- collectives ---------------------------
+
+// Rank r's @in lands in row r of @flat (size x in.numel(), contiguous):
+// one broadcast per rank.
+void ProcessGroupXnic::gatherNow(struct xnic_comm* comm, const at::Tensor& in,
+                                 at::Tensor& flat) {
+  size_t bytes = (size_t)in.numel() * in.element_size();
+  flat.select(0, rank_).copy_(in.reshape({-1}));
+  for (int r = 0; r < size_; r++)
+    check(comm,
+          xnic_broadcast(comm, flat.select(0, r).data_ptr(), bytes, r),
+          "broadcast");
+}
+
+// In place, on every rank the same result. float32 and bfloat16 sums run
+// in coll; everything else gathers every rank's tensor and reduces it in
+// rank order.
+void ProcessGroupXnic::allreduceNow(struct xnic_comm* comm, at::Tensor& t,
+                                    c10d::ReduceOp op) {
+  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+  int dt = collDtype(c);
+  if (dt >= 0 && op == c10d::ReduceOp::SUM) {
+    check(comm,
+          xnic_allreduce(comm, c.data_ptr(), c.data_ptr(), (size_t)c.numel(),
+                         dt, XNIC_COLL_SUM),
+          "allreduce");
+  } else {
+    at::Tensor all = at::empty({size_, c.numel()}, c.options());
+    gatherNow(comm, c, all);
+    at::Tensor acc = all.select(0, 0).clone();
+    for (int r = 1; r < size_; r++) {
+      at::Tensor x = all.select(0, r);
+      switch (op) {
+        case c10d::ReduceOp::SUM:
+          acc.add_(x);
+          break;
+        case c10d::ReduceOp::PRODUCT:
+          acc.mul_(x);
+          break;
+        case c10d::ReduceOp::MIN:
+          acc = at::minimum(acc, x);
+          break;
+        case c10d::ReduceOp::MAX:
+          acc = at::maximum(acc, x);
+          break;
+        case c10d::ReduceOp::BAND:
+          acc.bitwise_and_(x);
+          break;
+        case c10d::ReduceOp::BOR:
+          acc.bitwise_or_(x);
+          break;
+        case c10d::ReduceOp::BXOR:
+          acc.bitwise_xor_(x);
+          break;
+        default:
+          throw std::runtime_error("reduce op not supported");
+      }
+    }
+    c.copy_(acc.view(c.sizes()));
+  }
+  if (!c.is_same(t))
+    t.copy_(c);
+}
+
+// Whether xnic can do @op on tensors like @t; if not, *why says what.
+static bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
+                        std::string* why) {
+  switch (op) {
+    case c10d::ReduceOp::SUM:
+    case c10d::ReduceOp::PRODUCT:
+    case c10d::ReduceOp::MIN:
+    case c10d::ReduceOp::MAX:
+      if (t.is_complex() && op != c10d::ReduceOp::SUM &&
+          op != c10d::ReduceOp::PRODUCT) {
+        *why = "MIN/MAX of complex tensors";
+        return false;
+      }
+      return true;
+    case c10d::ReduceOp::BAND:
+    case c10d::ReduceOp::BOR:
+    case c10d::ReduceOp::BXOR:
+      if (at::isFloatingType(t.scalar_type()) || t.is_complex()) {
+        *why = "bitwise reduce ops on floating-point tensors";
+        return false;
+      }
+      return true;
+    default:
+      static const char* const names[] = {"SUM", "AVG", "PRODUCT", "MIN",
+                                          "MAX", "BAND", "BOR", "BXOR",
+                                          "PREMUL_SUM"};
+      *why = "reduce op " +
+             ((int)op < 9 ? std::string(names[(int)op])
+                          : std::to_string((int)op)) +
+             " (xnic, like gloo, has SUM, PRODUCT, MIN, MAX, BAND, BOR, "
+             "BXOR; divide after a SUM for an average)";
+      return false;
+  }
+}
+
+ProcessGroupXnic::Desc ProcessGroupXnic::describe(
+    c10d::OpType kind, const std::vector<at::Tensor>& tensors, int root) {
+  Desc d{(int)kind, 0, 0, root, 0, ""};
+  if (tensors.size() != 1) {
+    d.localError = "expected one tensor, got " +
+                   std::to_string(tensors.size()) +
+                   " (xnic has one CPU device per rank)";
+    return d;
+  }
+  d.localError = badTensor(tensors[0]);
+  if (d.localError.empty()) {
+    d.dtype = (int)tensors[0].scalar_type();
+    d.count = (uint64_t)tensors[0].numel();
+  }
+  if (root < 0 || root >= size_)
+    d.localError = "root rank " + std::to_string(root) + " is not in 0.." +
+                   std::to_string(size_ - 1);
+  return d;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allreduce(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  Desc d = describe(c10d::OpType::ALLREDUCE, tensors, 0);
+  c10d::ReduceOp op = opts.reduceOp;
+  d.op = (int)op;
+  if (d.localError.empty() && !opSupported(op, tensors[0], &d.localError))
+    d.localError = "xnic does not support " + d.localError;
+  Job job;
+  if (d.localError.empty()) {
+    at::Tensor t = tensors[0];
+    job = [this, t, op](struct xnic_comm* comm, uint64_t) mutable {
+      allreduceNow(comm, t, op);
+    };
+  }
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, d, job);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::reduce(
+    std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  // An all-reduce into a copy; only the root keeps the result.
+  Desc d = describe(c10d::OpType::REDUCE, tensors, (int)opts.rootRank);
+  c10d::ReduceOp op = opts.reduceOp;
+  d.op = (int)op;
+  if (d.localError.empty() && !opSupported(op, tensors[0], &d.localError))
+    d.localError = "xnic does not support " + d.localError;
+  Job job;
+  if (d.localError.empty()) {
+    at::Tensor t = tensors[0];
+    int root = (int)opts.rootRank;
+    job = [this, t, op, root](struct xnic_comm* comm, uint64_t) mutable {
+      at::Tensor c = t.clone();
+      allreduceNow(comm, c, op);
+      if (rank_ == root)
+        t.copy_(c);
+    };
+  }
+  return enqueue(c10d::OpType::REDUCE, tensors, d, job);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::broadcast(
+    std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  int root = (int)opts.rootRank;
+  Desc d = describe(c10d::OpType::BROADCAST, tensors, root);
+  if (d.localError.empty() && opts.rootTensor != 0)
+    d.localError = "rootTensor " + std::to_string(opts.rootTensor) +
+                   " (one tensor per rank: it must be 0)";
+  Job job;
+  if (d.localError.empty()) {
+    at::Tensor t = tensors[0];
+    job = [t, root](struct xnic_comm* comm, uint64_t) mutable {
+      at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+      check(comm,
+            xnic_broadcast(comm, c.data_ptr(),
+                           (size_t)c.numel() * c.element_size(), root),
+            "broadcast");
+      if (!c.is_same(t))
+        t.copy_(c);
+    };
+  }
+  return enqueue(c10d::OpType::BROADCAST, tensors, d, job);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs,
+    std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions&) {
+  Desc d = describe(c10d::OpType::ALLGATHER, inputs, 0);
+  if (d.localError.empty()) {
+    if (outputs.size() != 1 || (int)outputs[0].size() != size_) {
+      d.localError = "allgather needs one list of " + std::to_string(size_) +
+                     " output tensors";
+    } else {
+      for (const auto& o : outputs[0]) {
+        std::string b = badTensor(o);
+        if (b.empty() && (o.numel() != inputs[0].numel() ||
+                          o.scalar_type() != inputs[0].scalar_type()))
+          b = "an output tensor of " + std::to_string(o.numel()) + " " +
+              c10::toString(o.scalar_type()) + " for an input of " +
+              std::to_string(inputs[0].numel()) + " " +
+              c10::toString(inputs[0].scalar_type());
+        if (!b.empty()) {
+          d.localError = b;
+          break;
+        }
+      }
+    }
+  }
+  Job job;
+  std::vector<at::Tensor> outs;
+  if (d.localError.empty()) {
+    outs = outputs[0];
+    at::Tensor in = inputs[0];
+    job = [this, in, outs](struct xnic_comm* comm, uint64_t) mutable {
+      at::Tensor flat = at::empty({size_, in.numel()}, in.options());
+      gatherNow(comm, in.contiguous(), flat);
+      for (int r = 0; r < size_; r++)
+        outs[r].copy_(flat.select(0, r).view(outs[r].sizes()));
+    };
+  }
+  return enqueue(c10d::OpType::ALLGATHER, outs, d, job);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) {
+  std::vector<at::Tensor> inputs{input};
+  Desc d = describe(c10d::OpType::_ALLGATHER_BASE, inputs, 0);
+  if (d.localError.empty()) {
+    d.localError = badTensor(output);
+    if (d.localError.empty() &&
+        (output.numel() != input.numel() * size_ ||
+         output.scalar_type() != input.scalar_type() ||
+         !output.is_contiguous()))
+      d.localError = "_allgather_base needs a contiguous output of " +
+                     std::to_string(input.numel() * size_) + " " +
+                     c10::toString(input.scalar_type()) + ", got " +
+                     std::to_string(output.numel()) + " " +
+                     c10::toString(output.scalar_type());
+  }
+  Job job;
+  if (d.localError.empty()) {
+    at::Tensor in = input, out = output;
+    job = [this, in, out](struct xnic_comm* comm, uint64_t) mutable {
+      at::Tensor flat = out.view({size_, in.numel()});
+      gatherNow(comm, in.contiguous(), flat);
+    };
+  }
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, d, job);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::barrier(
+    const c10d::BarrierOptions&) {
+  // The descriptor exchange on every stream is the barrier: it ends
+  // once every rank has reached it, after every earlier collective.
+  Desc d{(int)c10d::OpType::BARRIER, 0, 0, 0, 0, ""};
+  return enqueue(c10d::OpType::BARRIER, {}, d, Job());
+}
+
+}  // namespace xnic_torch
