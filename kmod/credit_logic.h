@@ -116,8 +116,10 @@ static inline void xnic_credit_flow_consume(struct xnic_credit_flow *f,
  * @credits: credits past @psn
  * @next_psn: the flow's next new PSN
  *
- * The limit only moves forward, and never further than XNIC_CREDIT_MAX
- * past @next_psn (a hostile value cannot make the counters jump).
+ * The limit only moves forward, never to before @next_psn and never
+ * further than XNIC_CREDIT_MAX past it (a hostile value cannot make the
+ * counters jump: serial order is not transitive across half the PSN
+ * space, so a limit can be after the old one yet before @next_psn).
  *
  * Return: credits newly granted (0 for a stale or repeated update).
  */
@@ -127,7 +129,8 @@ static inline __u32 xnic_credit_flow_update(struct xnic_credit_flow *f,
 {
 	__u32 limit = psn + credits, inc;
 
-	if (!f->live || !xnic_psn_before(f->limit, limit))
+	if (!f->live || !xnic_psn_before(f->limit, limit) ||
+	    xnic_psn_before(limit, next_psn))
 		return 0;
 	if (xnic_psn_diff(limit, next_psn) > (__s32)XNIC_CREDIT_MAX)
 		limit = next_psn + XNIC_CREDIT_MAX;

@@ -70,6 +70,28 @@ TEST(hostile_update_is_capped)
 	EXPECT_EQ(f.granted, f.consumed + f.returned);
 }
 
+/*
+ * Found by selftests/fuzz/fuzz_credit: a grant whose PSN is half the PSN
+ * space behind the flow is "before" the next PSN (so the ACK check lets it
+ * through), and its limit is "after" the old limit, yet before the next
+ * PSN: serial order is not transitive there. It used to move the limit
+ * back and count 2^31 credits as granted, stalling the flow.
+ */
+TEST(update_half_the_psn_space_behind)
+{
+	struct xnic_credit_flow f = { 0 };
+	__u32 next = 0x80000000U;
+
+	xnic_credit_flow_start(&f, next, 512);
+	EXPECT_EQ(0, xnic_credit_flow_update(&f, 0x2e, 0, next));
+	EXPECT_EQ(next + 512, f.limit);
+	EXPECT_EQ(512, f.granted);
+	EXPECT_TRUE(xnic_credit_flow_check(&f, next));
+	/* An ordinary grant still works after it. */
+	EXPECT_EQ(512, xnic_credit_flow_update(&f, next, 1024, next));
+	EXPECT_TRUE(xnic_credit_flow_check(&f, next));
+}
+
 TEST(flow_control_off_keeps_accounts)
 {
 	struct xnic_credit_flow f = { 0 };
