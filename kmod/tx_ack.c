@@ -15,12 +15,17 @@
 
 /*
  * Fast retransmit: resend holes that three later PSNs have overtaken and
- * that were sent a quarter of the timeout ago, at most @budget of them.
+ * that were sent a round trip (SRTT) and a quarter of the timeout ago, at
+ * most @budget of them. The quarter of the timeout is the reordering a
+ * hole is given beyond the round trip: a frame that waited in a link's
+ * queue is as old as the round trip when the frames behind it on a
+ * shorter queue overtake it, and is not lost.
  */
 static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u64 age = jiffies_to_nsecs(tx->rto) / 4, now = local_clock();
+	u64 age = tx->srtt + jiffies_to_nsecs(tx->rto) / 4;
+	u64 now = local_clock();
 	unsigned int after = 0;
 	u32 psn;
 	int err;
