@@ -15,16 +15,19 @@
 
 /*
  * Fast retransmit: resend holes that three later PSNs have overtaken and
- * that were sent a round trip (SRTT) and a quarter of the timeout ago, at
- * most @budget of them. The quarter of the timeout is the reordering a
- * hole is given beyond the round trip: a frame that waited in a link's
- * queue is as old as the round trip when the frames behind it on a
- * shorter queue overtake it, and is not lost.
+ * that were sent a round trip (SRTT) plus a reordering allowance ago, at
+ * most @budget of them. A frame that waited in a link's queue is as old
+ * as the round trip when frames sprayed on a shorter queue overtake it,
+ * and is not lost. The allowance is a quarter of the timeout, or the
+ * round trip when that is more: link credit comes back half a window at
+ * a time, so the queues of sprayed links differ by up to half a window
+ * of frames, and more in bursts; when the queues make the round trip,
+ * that is a large part of it.
  */
 static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u64 age = tx->srtt + jiffies_to_nsecs(tx->rto) / 4;
+	u64 age = tx->srtt + max(jiffies_to_nsecs(tx->rto) / 4, tx->srtt);
 	u64 now = local_clock();
 	unsigned int after = 0;
 	u32 psn;
