@@ -63,17 +63,13 @@ uint16_t fi_xnic_addr_port(const struct fi_xnic_addr *a);
 uint64_t fi_xnic_addr_sid(const struct fi_xnic_addr *a);
 
 /**
- * struct fi_xnic_limits - what a device offers (from its context)
+ * struct fi_xnic_limits - what a device offers
+ * @name: its name (the domain name)
+ * @attr: its attributes, xnic_ctx_info()
  */
 struct fi_xnic_limits {
 	char name[XNIC_NAME_MAX];
-	uint32_t node_id;
-	uint32_t max_msg_size;
-	uint32_t max_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline;
-	uint32_t max_qp_wr;
-	uint32_t max_cqe;
+	struct xnic_ctx_attr attr;
 };
 
 int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
@@ -217,6 +213,7 @@ int fi_xnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
 void fi_xnic_ep_qp_fatal(struct fi_xnic_ep *ep);
 extern struct fi_ops_cm fi_xnic_ep_cm_ops;
+extern struct fi_ops_ep fi_xnic_ep_ops;
 int fi_xnic_getopt(fid_t fid, int level, int optname, void *optval,
 		   size_t *optlen);
 int fi_xnic_ep_cm_start(struct fi_xnic_ep *ep, bool accept);

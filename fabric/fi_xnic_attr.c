@@ -232,7 +232,7 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 	fi->ep_attr->type = FI_EP_MSG;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = lim->max_msg_size;
+	fi->ep_attr->max_msg_size = lim->attr.max_msg_size;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 
@@ -240,36 +240,36 @@ static int xnic_fill(uint32_t version, const struct fi_xnic_limits *lim,
 	fi->tx_attr->mode = fi->mode;
 	fi->tx_attr->msg_order = XNIC_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_STRICT;
-	fi->tx_attr->inject_size = lim->max_inline;
-	fi->tx_attr->size = lim->max_qp_wr;
-	fi->tx_attr->iov_limit = lim->max_sge;
+	fi->tx_attr->inject_size = lim->attr.max_inline;
+	fi->tx_attr->size = lim->attr.max_qp_wr;
+	fi->tx_attr->iov_limit = lim->attr.max_sge;
 	fi->tx_attr->rma_iov_limit = 1;
 
 	fi->rx_attr->caps = caps & (XNIC_RX_CAPS | FI_REMOTE_COMM);
 	fi->rx_attr->mode = fi->mode;
 	fi->rx_attr->msg_order = XNIC_MSG_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_STRICT;
-	fi->rx_attr->size = lim->max_qp_wr;
-	fi->rx_attr->iov_limit = lim->max_recv_sge;
+	fi->rx_attr->size = lim->attr.max_qp_wr;
+	fi->rx_attr->iov_limit = lim->attr.max_recv_sge;
 
 	if (h && h->tx_attr) {
-		if (h->tx_attr->size > lim->max_qp_wr ||
-		    h->tx_attr->iov_limit > lim->max_sge ||
-		    h->tx_attr->inject_size > lim->max_inline)
+		if (h->tx_attr->size > lim->attr.max_qp_wr ||
+		    h->tx_attr->iov_limit > lim->attr.max_sge ||
+		    h->tx_attr->inject_size > lim->attr.max_inline)
 			return xnic_nodata(__LINE__);
 		if (h->tx_attr->size)
 			fi->tx_attr->size = h->tx_attr->size;
 		fi->tx_attr->op_flags = h->tx_attr->op_flags;
 	}
 	if (h && h->rx_attr) {
-		if (h->rx_attr->size > lim->max_qp_wr ||
-		    h->rx_attr->iov_limit > lim->max_recv_sge)
+		if (h->rx_attr->size > lim->attr.max_qp_wr ||
+		    h->rx_attr->iov_limit > lim->attr.max_recv_sge)
 			return xnic_nodata(__LINE__);
 		if (h->rx_attr->size)
 			fi->rx_attr->size = h->rx_attr->size;
 		fi->rx_attr->op_flags = h->rx_attr->op_flags;
 	}
-	if (h && h->ep_attr && h->ep_attr->max_msg_size > lim->max_msg_size)
+	if (h && h->ep_attr && h->ep_attr->max_msg_size > lim->attr.max_msg_size)
 		return xnic_nodata(__LINE__);
 	if (h && h->domain_attr) {
 		if (h->domain_attr->name &&
@@ -318,10 +318,10 @@ int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
 	struct fi_info *fi;
 	int ret;
 
-	fi_xnic_addr_init(&src, lim->node_id, 0);
+	fi_xnic_addr_init(&src, lim->attr.node_id, 0);
 	if (hints && hints->src_addr) {
 		if (fi_xnic_addr_check(hints->src_addr, hints->src_addrlen) ||
-		    fi_xnic_addr_node(hints->src_addr) != lim->node_id)
+		    fi_xnic_addr_node(hints->src_addr) != lim->attr.node_id)
 			return xnic_nodata(__LINE__);
 		src.sin6_port = ((const struct fi_xnic_addr *)
 				 hints->src_addr)->sin6_port;

@@ -179,7 +179,7 @@ static int xnic_connect(struct fid_ep *ep_fid, const void *addr,
 
 	if (fi_xnic_addr_check(addr, sizeof(struct fi_xnic_addr)))
 		return -FI_EINVAL;
-	if (fi_xnic_addr_node(addr) == ep->domain->lim.node_id)
+	if (fi_xnic_addr_node(addr) == ep->domain->lim.attr.node_id)
 		return -FI_EADDRNOTAVAIL;	/* the CM has no loopback */
 	if (ep->connreq)
 		return -FI_EINVAL;	/* made for fi_accept */
@@ -225,7 +225,7 @@ static int xnic_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 					     ep_fid.fid);
 	struct fi_xnic_addr a;
 
-	fi_xnic_addr_init(&a, ep->domain->lim.node_id, 0);
+	fi_xnic_addr_init(&a, ep->domain->lim.attr.node_id, 0);
 	return xnic_getname(&a, addr, addrlen);
 }
 
@@ -484,17 +484,6 @@ static struct fi_ops xnic_pep_fi_ops = {
 	.ops_open = fi_xnic_no_ops_open,
 };
 
-static struct fi_ops_ep xnic_pep_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = fi_xnic_no_cancel,
-	.getopt = fi_xnic_getopt,
-	.setopt = fi_xnic_no_setopt,
-	.tx_ctx = fi_xnic_no_tx_ctx,
-	.rx_ctx = fi_xnic_no_rx_ctx,
-	.rx_size_left = fi_xnic_no_size_left,
-	.tx_size_left = fi_xnic_no_size_left,
-};
-
 static struct fi_ops_cm xnic_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = xnic_pep_setname,
@@ -511,9 +500,9 @@ static struct fi_ops_cm xnic_pep_cm_ops = {
 int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pepp, void *context)
 {
-	struct fi_xnic_limits lim;
 	struct fi_xnic_pep *pep;
 	struct xnic_ctx *ctx;
+	uint32_t node_id;
 	int err;
 
 	(void)fabric;
@@ -528,9 +517,9 @@ int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	err = xnic_open(info->domain_attr->name, &ctx);
 	if (err)
 		return err == -ENODEV ? -FI_ENODEV : fi_xnic_err(err);
-	lim.node_id = xnic_ctx_info(ctx)->node_id;
+	node_id = xnic_ctx_info(ctx)->node_id;
 	xnic_close(ctx);
-	if (info->src_addr && fi_xnic_addr_node(info->src_addr) != lim.node_id)
+	if (info->src_addr && fi_xnic_addr_node(info->src_addr) != node_id)
 		return -FI_EINVAL;
 
 	pep = calloc(1, sizeof(*pep));
@@ -541,14 +530,14 @@ int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		free(pep);
 		return -FI_ENOMEM;
 	}
-	fi_xnic_addr_init(&pep->addr, lim.node_id,
+	fi_xnic_addr_init(&pep->addr, node_id,
 			  info->src_addr ? fi_xnic_addr_port(info->src_addr) :
 					   0);
 	pthread_mutex_init(&pep->lock, NULL);
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &xnic_pep_fi_ops;
-	pep->pep_fid.ops = &xnic_pep_ep_ops;
+	pep->pep_fid.ops = &fi_xnic_ep_ops;
 	pep->pep_fid.cm = &xnic_pep_cm_ops;
 	*pepp = &pep->pep_fid;
 	return 0;

@@ -310,12 +310,12 @@ int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (attr->wait_cond != FI_CQ_COND_NONE)
 		return -FI_ENOSYS;
 	size = attr->size ? attr->size : XNIC_CQ_DEF_SIZE;
-	if (size > d->lim.max_cqe) {
+	if (size > d->lim.attr.max_cqe) {
 		/* ofi_rxm asks for rx+tx sizes times the universe size. */
 		FI_INFO(&fi_xnic_prov, FI_LOG_CQ,
 			"CQ size %zu clamped to the device's %u\n", size,
-			d->lim.max_cqe);
-		size = d->lim.max_cqe;
+			d->lim.attr.max_cqe);
+		size = d->lim.attr.max_cqe;
 	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)

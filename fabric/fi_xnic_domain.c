@@ -235,7 +235,6 @@ static struct fi_ops_domain xnic_domain_ops = {
 int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			struct fid_domain **dom, void *context)
 {
-	const struct xnic_ctx_attr *a;
 	struct fi_xnic_domain *d;
 	int err;
 
@@ -257,15 +256,8 @@ int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	err = xnic_alloc_pd(d->ctx, &d->pd);
 	if (err)
 		goto err_close;
-	a = xnic_ctx_info(d->ctx);
 	snprintf(d->lim.name, sizeof(d->lim.name), "%s", info->domain_attr->name);
-	d->lim.node_id = a->node_id;
-	d->lim.max_msg_size = a->max_msg_size;
-	d->lim.max_sge = a->max_sge;
-	d->lim.max_recv_sge = a->max_recv_sge;
-	d->lim.max_inline = a->max_inline;
-	d->lim.max_qp_wr = a->max_qp_wr;
-	d->lim.max_cqe = a->max_cqe;
+	d->lim.attr = *xnic_ctx_info(d->ctx);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
 	err = -FI_ENOMEM;
 	if (d->stop_fd < 0)

@@ -93,13 +93,13 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 
 	if (!ep->qp)
 		return -FI_EOPBADSTATE;
-	err = xnic_sges(iov, desc, count, ep->domain->lim.max_sge, sg,
+	err = xnic_sges(iov, desc, count, ep->domain->lim.attr.max_sge, sg,
 			&need_inline);
 	if (err)
 		return err;
 	for (i = 0; i < count; i++)
 		len += iov[i].iov_len;
-	if (len > ep->domain->lim.max_msg_size)
+	if (len > ep->domain->lim.attr.max_msg_size)
 		return -FI_EMSGSIZE;
 	if (key > UINT32_MAX)
 		return -FI_EINVAL;	/* mr_key_size is 4 */
@@ -147,7 +147,7 @@ static ssize_t xnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	(void)src;
 	if (!ep->qp)
 		return -FI_EOPBADSTATE;
-	err = xnic_sges(iov, desc, count, ep->domain->lim.max_recv_sge, sg,
+	err = xnic_sges(iov, desc, count, ep->domain->lim.attr.max_recv_sge, sg,
 			&need_inline);
 	if (err)
 		return err;
@@ -415,7 +415,7 @@ static int xnic_ep_enable(struct fi_xnic_ep *ep)
 	struct xnic_qp_cap cap = {
 		.max_send_wr = (uint32_t)ep->info->tx_attr->size,
 		.max_recv_wr = (uint32_t)ep->info->rx_attr->size,
-		.max_inline_data = ep->domain->lim.max_inline,
+		.max_inline_data = ep->domain->lim.attr.max_inline,
 	};
 	int err;
 
@@ -425,10 +425,10 @@ static int xnic_ep_enable(struct fi_xnic_ep *ep)
 		return -FI_ENOCQ;
 	if (!ep->eq)
 		return -FI_ENOEQ;
-	if (cap.max_send_wr > ep->domain->lim.max_qp_wr)
-		cap.max_send_wr = ep->domain->lim.max_qp_wr;
-	if (cap.max_recv_wr > ep->domain->lim.max_qp_wr)
-		cap.max_recv_wr = ep->domain->lim.max_qp_wr;
+	if (cap.max_send_wr > ep->domain->lim.attr.max_qp_wr)
+		cap.max_send_wr = ep->domain->lim.attr.max_qp_wr;
+	if (cap.max_recv_wr > ep->domain->lim.attr.max_qp_wr)
+		cap.max_recv_wr = ep->domain->lim.attr.max_qp_wr;
 	err = xnic_create_qp_ex(ep->domain->pd, scq->cq, rcq->cq, &cap, &attr,
 				&ep->qp);
 	if (err) {
@@ -543,7 +543,8 @@ static struct fi_ops xnic_ep_fi_ops = {
 	.ops_open = fi_xnic_no_ops_open,
 };
 
-static struct fi_ops_ep xnic_ep_ops = {
+/* Endpoint ops of active and passive endpoints alike. */
+struct fi_ops_ep fi_xnic_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = fi_xnic_no_cancel,
 	.getopt = fi_xnic_getopt,
@@ -595,7 +596,7 @@ int fi_xnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &xnic_ep_fi_ops;
-	ep->ep_fid.ops = &xnic_ep_ops;
+	ep->ep_fid.ops = &fi_xnic_ep_ops;
 	ep->ep_fid.cm = &fi_xnic_ep_cm_ops;
 	ep->ep_fid.msg = &xnic_msg_ops;
 	ep->ep_fid.rma = &xnic_rma_ops;

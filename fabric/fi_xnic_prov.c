@@ -15,27 +15,19 @@
 
 static int xnic_limits(const char *name, struct fi_xnic_limits *lim)
 {
-	const struct xnic_ctx_attr *a;
 	struct xnic_ctx *ctx;
 	int err;
 
 	err = xnic_open(name, &ctx);
 	if (err)
 		return err;
-	a = xnic_ctx_info(ctx);
 	memset(lim, 0, sizeof(*lim));
 	if (strlen(name) >= sizeof(lim->name)) {
 		xnic_close(ctx);
 		return -EINVAL;
 	}
 	memcpy(lim->name, name, strlen(name) + 1);
-	lim->node_id = a->node_id;
-	lim->max_msg_size = a->max_msg_size;
-	lim->max_sge = a->max_sge;
-	lim->max_recv_sge = a->max_recv_sge;
-	lim->max_inline = a->max_inline;
-	lim->max_qp_wr = a->max_qp_wr;
-	lim->max_cqe = a->max_cqe;
+	lim->attr = *xnic_ctx_info(ctx);
 	xnic_close(ctx);
 	return 0;
 }

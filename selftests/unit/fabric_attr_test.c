@@ -10,9 +10,10 @@
 struct fi_provider fi_xnic_prov = { .name = "xnic" };
 
 static const struct fi_xnic_limits lim = {
-	.name = "xnic0", .node_id = 0x0c01, .max_msg_size = 1 << 30,
-	.max_sge = 6, .max_recv_sge = 3, .max_inline = 96,
-	.max_qp_wr = 4096, .max_cqe = 65535,
+	.name = "xnic0",
+	.attr = { .node_id = 0x0c01, .max_msg_size = 1 << 30,
+		  .max_sge = 6, .max_recv_sge = 3, .max_inline = 96,
+		  .max_qp_wr = 4096, .max_cqe = 65535 },
 };
 
 TEST(addr_round_trip)
