@@ -228,6 +228,8 @@ struct xnic_coll_req {
  * @need_poll: something we wait for raises no completion (a full SQ or
  *	RQ): do not sleep long
  * @gone: peers gone (struct xnic_coll_peer.gone)
+ * @first_gone: the rank that went first (named in the error: the others
+ *	may have left because of it)
  * @failed: the error that broke the communicator, 0 while healthy
  * @err: message of the last error
  */
@@ -264,6 +266,7 @@ struct xnic_comm {
 	bool progress;
 	bool need_poll;
 	int gone;
+	int first_gone;
 	int failed;
 	char err[XNIC_COLL_ERRLEN];
 };

@@ -126,9 +126,10 @@ bad:
  */
 int xnic_coll_gone_check(struct xnic_comm *c, struct xnic_coll_req *q)
 {
-	int r;
+	int k, r;
 
-	for (r = 0; r < c->nranks; r++) {
+	for (k = -1; k < c->nranks; k++) {
+		r = k < 0 ? c->first_gone : k;
 		if (!c->peers[r].gone || !q->w->needs(c, q, r))
 			continue;
 		return xnic_coll_seterr(c, -ECONNRESET,
@@ -159,9 +160,11 @@ static int xnic_coll_cqe_error(struct xnic_comm *c, const struct xnic_cqe *e)
 					e->status);
 	if (e->status == XNIC_WC_WR_FLUSH_ERR &&
 	    xnic_qp_err_reason(c->peers[peer].qp) == XNIC_QP_ERR_DISCONNECTED) {
-		if (!c->peers[peer].gone)
-			c->gone++;
-		c->peers[peer].gone = true;
+		if (!c->peers[peer].gone) {
+			if (!c->gone++)
+				c->first_gone = (int)peer;
+			c->peers[peer].gone = true;
+		}
 		bytes = XNIC_COLL_WRID_BYTES(e->wr_id);
 		if (!recv && XNIC_COLL_WRID_KIND(e->wr_id) != XNIC_COLL_K_CREDIT &&
 		    c->outstanding) {
@@ -383,9 +386,10 @@ int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
  * @err: the error (its message is already set)
  *
  * Later collectives return @err at once. Every QP goes to the error
- * state: our writes in flight are flushed, and the peers' writes to us
- * fail after the transport's retries, so the other ranks learn of the
- * failure in seconds rather than after their own timeout.
+ * state: the CM tells the peers (a DREQ), so they learn of the failure at
+ * once rather than after their own timeout. Not when a peer is gone:
+ * every other rank learns of that one from its own QP to it, and keeping
+ * ours lets their errors name the rank that left first.
  * Return: @err.
  */
 int xnic_coll_fail(struct xnic_comm *c, int err)
@@ -393,6 +397,8 @@ int xnic_coll_fail(struct xnic_comm *c, int err)
 	int r;
 
 	c->failed = err;
+	if (c->gone)
+		return err;
 	for (r = 0; r < c->nranks; r++)
 		if (r != c->rank && c->peers[r].qp)
 			xnic_modify_qp_err(c->peers[r].qp);
