@@ -108,7 +108,8 @@ static void usage(FILE *f)
 "  --concurrent K        K communicators (QP sets); each all-reduce is\n"
 "                        split into K near-equal parts started at once\n"
 "                        with xnic_allreduce_start() and finished with\n"
-"                        xnic_coll_waitall() (default 1: xnic_allreduce())\n"
+"                        xnic_coll_waitall() (default 1: xnic_allreduce());\n"
+"                        each gets 1/K of the default --max-inflight\n"
 "  --json                one JSON line instead of the text report\n",
 		prog);
 }
@@ -552,6 +553,10 @@ static int run_rank(const struct opts *o, int rank,
 		.max_inflight = o->max_inflight_set && !o->max_inflight ?
 				SIZE_MAX : o->max_inflight,
 	};
+
+	/* K communicators share the rank's budget of bytes in flight. */
+	if (!o->max_inflight_set)
+		cfg.max_inflight = XNIC_COLL_DEF_INFLIGHT / (size_t)o->concurrent;
 	struct xnic_comm *comms[MAX_CONCURRENT] = { NULL }, *comm = NULL;
 	struct xnic_bootstrap *bs = NULL;
 	void *send = NULL, *recv = NULL;
