@@ -6,9 +6,11 @@
  *
  * The exchange is two all-gathers. The first carries each rank's hello
  * (struct xnic_coll_hello, then one struct xnic_coll_hello_peer per
- * rank: what rank r needs to reach us); the second carries each rank's
- * status once its QPs are connected, so that no rank writes before every
- * peer is ready, and a rank that failed makes the others fail at once.
+ * rank: what rank r needs to reach us); then the ranks connect their QPs
+ * through the connection manager (connect.c); the second carries each
+ * rank's status once its QPs are connected, so that no rank writes
+ * before every peer is ready, and a rank that failed makes the others
+ * fail at once.
  * A rank that fails before the first exchange still takes part in both
  * with its error in the status field. Integers are little-endian.
  */
@@ -18,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 
 #include "priv.h"
 
@@ -33,6 +34,7 @@
  * @chunk: its chunk size, bytes
  * @slots: its slots per channel
  * @rkey: rkey of its scratch region
+ * @service: the CM service id it listens on for the ranks above it
  */
 struct xnic_coll_hello {
 	uint32_t magic;
@@ -45,18 +47,19 @@ struct xnic_coll_hello {
 	uint32_t slots;
 	uint32_t rkey;
 	uint32_t reserved;
+	uint64_t service;
 };
 
 /**
  * struct xnic_coll_hello_peer - what one peer needs to reach us
  * @qpn: our QP for that peer
- * @psn: its first PSN
+ * @reserved: 0
  * @rs_addr: our RS inbox for that peer, slot 0
  * @cp_addr: our COPY inbox for that peer, slot 0
  */
 struct xnic_coll_hello_peer {
 	uint32_t qpn;
-	uint32_t psn;
+	uint32_t reserved;
 	uint64_t rs_addr;
 	uint64_t cp_addr;
 };
@@ -144,6 +147,7 @@ static void xnic_coll_free(struct xnic_comm *c)
 {
 	int r, ch;
 
+	xnic_cm_unlisten(c->listener);
 	if (c->ctx)
 		xnic_close(c->ctx);	/* QPs, CQ, MR, PD with it */
 	if (c->region)
@@ -235,7 +239,7 @@ static int xnic_coll_setup(struct xnic_comm *c, const char *device,
 							r, xnic_strerror(err));
 		}
 	}
-	return 0;
+	return xnic_coll_listen(c, &c->service);
 }
 
 /* Run one bootstrap all-gather; the message says which step failed. */
@@ -319,7 +323,7 @@ static int xnic_coll_learn(struct xnic_comm *c, const char *all,
 
 /* Fill our hello; @status is 0 or the error we failed with. */
 static void xnic_coll_hello_fill(struct xnic_comm *c, char *blob, int status,
-				 uint32_t node, const uint32_t *psn)
+				 uint32_t node)
 {
 	struct xnic_coll_hello *h = (void *)blob;
 	struct xnic_coll_hello_peer *e = (void *)(blob + sizeof(*h));
@@ -334,6 +338,7 @@ static void xnic_coll_hello_fill(struct xnic_comm *c, char *blob, int status,
 	h->chunk = htole32((uint32_t)c->lay.chunk);
 	h->slots = htole32(c->lay.slots);
 	h->rkey = htole32(c->mr ? c->mr->rkey : 0);
+	h->service = htole64(c->service);
 	if (status)
 		return;
 	for (r = 0; r < c->nranks; r++) {
@@ -342,7 +347,6 @@ static void xnic_coll_hello_fill(struct xnic_comm *c, char *blob, int status,
 		if (r == c->rank)
 			continue;
 		e[r].qpn = htole32(p->qp->qpn);
-		e[r].psn = htole32(psn[r]);
 		e[r].rs_addr = htole64((uintptr_t)c->region +
 				       xnic_coll_off_rs_in(&c->lay, p->pi, 0));
 		e[r].cp_addr = htole64((uintptr_t)c->region +
@@ -357,50 +361,42 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 	size_t blob = sizeof(struct xnic_coll_hello) +
 		      (size_t)c->nranks * sizeof(struct xnic_coll_hello_peer);
 	struct xnic_coll_ready ready, *readies = NULL;
-	uint32_t *psn = NULL, node = 0;
 	char *mine = NULL, *all = NULL;
+	uint64_t *services = NULL;
+	uint32_t *qpns = NULL, node = 0;
 	int r, ret;
 
 	mine = calloc(1, blob);
 	all = calloc((size_t)c->nranks, blob);
-	psn = calloc((size_t)c->nranks, sizeof(*psn));
+	services = calloc((size_t)c->nranks, sizeof(*services));
+	qpns = calloc((size_t)c->nranks, sizeof(*qpns));
 	readies = calloc((size_t)c->nranks, sizeof(*readies));
-	if (!mine || !all || !psn || !readies) {
+	if (!mine || !all || !services || !qpns || !readies) {
 		/* Cannot even tell the others: they will time out. */
 		ret = err ? err : xnic_coll_seterr(c, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if (!err) {
+	if (!err)
 		node = xnic_ctx_info(c->ctx)->node_id;
-		if (getrandom(psn, (size_t)c->nranks * sizeof(*psn), 0) < 0)
-			for (r = 0; r < c->nranks; r++)
-				psn[r] = (uint32_t)rand();
-		for (r = 0; r < c->nranks; r++)
-			psn[r] &= 0xffffffU;
-	}
-	xnic_coll_hello_fill(c, mine, err, node, psn);
+	xnic_coll_hello_fill(c, mine, err, node);
 	ret = xnic_coll_allgather(c, bs, mine, all, blob, "connection details");
 	if (ret)
 		goto out;	/* the bootstrap is broken: nobody goes on */
 	if (!err)
 		err = xnic_coll_learn(c, all, blob);
 	for (r = 0; !err && r < c->nranks; r++) {
+		const struct xnic_coll_hello *h = (const void *)(all + r * blob);
 		const struct xnic_coll_hello_peer *e;
 
 		if (r == c->rank)
 			continue;
-		e = (const void *)(all + r * blob +
-				   sizeof(struct xnic_coll_hello) +
+		e = (const void *)(all + r * blob + sizeof(*h) +
 				   (size_t)c->rank * sizeof(*e));
-		err = xnic_connect_qp(c->peers[r].qp, c->peers[r].node,
-				      le32toh(e->qpn), psn[r],
-				      le32toh(e->psn) & 0xffffffU);
-		if (err)
-			xnic_coll_seterr(c, err,
-					 "connecting to rank %d (node %u, QP %u): %s",
-					 r, c->peers[r].node, le32toh(e->qpn),
-					 xnic_strerror(err));
+		services[r] = le64toh(h->service);
+		qpns[r] = le32toh(e->qpn);
 	}
+	if (!err)
+		err = xnic_coll_connect_peers(c, services, qpns);
 	/* Every rank joins the second exchange, failed or not. */
 	ready.magic = htole32(XNIC_COLL_MAGIC);
 	ready.status = (int32_t)htole32((uint32_t)err);
@@ -419,7 +415,8 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 out:
 	free(mine);
 	free(all);
-	free(psn);
+	free(services);
+	free(qpns);
 	free(readies);
 	return ret;
 }
@@ -482,6 +479,7 @@ void xnic_comm_destroy(struct xnic_comm *comm)
 {
 	if (!comm)
 		return;
+	xnic_coll_cancel_all(comm);
 	if (comm->ctx && comm->cq)
 		xnic_coll_drain(comm);
 	xnic_coll_free(comm);

@@ -24,33 +24,14 @@
 
 #include "priv.h"
 
-/**
- * struct xnic_coll_job - one all-reduce or broadcast in progress
- * @name: "allreduce" or "broadcast"
- * @bcast: a broadcast (no RS step; the root produces by copying)
- * @dtype: enum xnic_coll_dtype (all-reduce)
- * @esize: bytes per element (1 for a broadcast)
- * @send: input (all-reduce) or the root's buffer
- * @recv: output
- * @ce: elements per chunk
- * @produced: chunks of our shard reduced (or copied, at the root)
- * @ag_base: c->ag_produced when the collective began
- */
-struct xnic_coll_job {
-	const char *name;
-	bool bcast;
-	int dtype;
-	size_t esize;
-	const char *send;
-	char *recv;
-	size_t ce;
-	size_t produced;
-	uint64_t ag_base;
-};
-
 static inline char *xnic_coll_at(struct xnic_comm *c, size_t off)
 {
 	return c->region + off;
+}
+
+static inline const char *xnic_coll_job_name(const struct xnic_coll_job *op)
+{
+	return op->bcast ? "broadcast" : "allreduce";
 }
 
 /* Whether our next RS part for peer @r may be posted now. */
@@ -194,7 +175,7 @@ static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
 					continue;
 				}
 				rs = (unsigned int)(rx->consumed % slots);
-				err = xnic_coll_check_msg(c, r, op->name,
+				err = xnic_coll_check_msg(c, r, xnic_coll_job_name(op),
 							  XNIC_COLL_K_RS,
 							  rx->imm[rs],
 							  op->produced,
@@ -284,7 +265,7 @@ static int xnic_coll_copy_out(struct xnic_comm *c, struct xnic_coll_job *op)
 		while (p->cp_recvd < c->nch[r] && rx->arrived > rx->consumed) {
 			s = (unsigned int)(rx->consumed % slots);
 			n = xnic_coll_chunk_len(c->len[r], op->ce, p->cp_recvd);
-			err = xnic_coll_check_msg(c, r, op->name,
+			err = xnic_coll_check_msg(c, r, xnic_coll_job_name(op),
 						  XNIC_COLL_K_COPY, rx->imm[s],
 						  p->cp_recvd, rx->len[s],
 						  (uint32_t)(n * op->esize));
@@ -303,9 +284,9 @@ static int xnic_coll_copy_out(struct xnic_comm *c, struct xnic_coll_job *op)
 	return 0;
 }
 
-static int xnic_coll_op_step(struct xnic_comm *c, void *arg)
+static int xnic_coll_op_step(struct xnic_comm *c, struct xnic_coll_req *q)
 {
-	struct xnic_coll_job *op = arg;
+	struct xnic_coll_job *op = &q->job;
 	bool done;
 	int r, err;
 
@@ -335,10 +316,10 @@ static int xnic_coll_op_step(struct xnic_comm *c, void *arg)
 	return done;
 }
 
-static void xnic_coll_op_describe(struct xnic_comm *c, void *arg, char *buf,
-				  size_t size)
+static void xnic_coll_op_describe(struct xnic_comm *c, struct xnic_coll_req *q,
+				  char *buf, size_t size)
 {
-	struct xnic_coll_job *op = arg;
+	struct xnic_coll_job *op = &q->job;
 	int r;
 
 	for (r = 0; r < c->nranks; r++) {
@@ -370,34 +351,66 @@ static void xnic_coll_op_describe(struct xnic_comm *c, void *arg, char *buf,
 	snprintf(buf, size, "waiting for our writes to complete");
 }
 
-/* Shared by all-reduce and broadcast once the shards are set. */
-static int xnic_coll_run(struct xnic_comm *c, struct xnic_coll_job *op)
+/*
+ * Whether we still need rank @r: chunks to or from it, or its parts of
+ * our shard (a peer that finished had all of ours, so this is exact
+ * enough).
+ */
+static bool xnic_coll_op_needs(struct xnic_comm *c, struct xnic_coll_req *q,
+			       int r)
 {
-	const struct xnic_coll_waiter w = {
-		.step = xnic_coll_op_step,
-		.describe = xnic_coll_op_describe,
-		.arg = op,
-	};
-	int r, err;
+	struct xnic_coll_job *op = &q->job;
+	struct xnic_coll_peer *p = &c->peers[r];
+
+	if (p->cp_recvd < c->nch[r] || p->cp_sent < c->nch[c->rank])
+		return true;
+	return !op->bcast && (p->rs_sent < c->nch[r] ||
+			      op->produced < c->nch[c->rank]);
+}
+
+/* The active collective's shards, chunk counts and channel counters. */
+static void xnic_coll_op_begin(struct xnic_comm *c, struct xnic_coll_req *q)
+{
+	struct xnic_coll_job *op = &q->job;
+	int r;
 
 	c->seq++;
 	op->produced = 0;
 	op->ag_base = c->ag_produced;
 	for (r = 0; r < c->nranks; r++) {
+		if (op->bcast) {
+			c->off[r] = 0;
+			c->len[r] = r == op->root ? op->count : 0;
+		} else {
+			xnic_coll_shard(op->count, (unsigned int)c->nranks,
+					(unsigned int)r, &c->off[r],
+					&c->len[r]);
+		}
 		c->peers[r].rs_sent = 0;
 		c->peers[r].cp_sent = 0;
 		c->peers[r].cp_recvd = 0;
 		c->nch[r] = xnic_coll_nchunks(c->len[r], op->ce);
 	}
-	err = xnic_coll_drive(c, &w, op->name);
-	return err ? xnic_coll_fail(c, err) : 0;
 }
 
+static const struct xnic_coll_waiter xnic_coll_op_waiter = {
+	.begin = xnic_coll_op_begin,
+	.step = xnic_coll_op_step,
+	.describe = xnic_coll_op_describe,
+	.needs = xnic_coll_op_needs,
+};
+
 /* Checks common to every collective: a communicator that still works. */
-static int xnic_coll_enter(struct xnic_comm *c, const char *what)
+static int xnic_coll_enter(struct xnic_comm *c, const char *what,
+			   struct xnic_coll_req **reqp)
 {
+	if (reqp)
+		*reqp = NULL;
 	if (!c)
 		return xnic_coll_seterr(NULL, -EINVAL, "%s: no communicator",
+					what);
+	if (!reqp)
+		return xnic_coll_seterr(c, -EINVAL, "%s: no request pointer",
 					what);
 	if (c->failed)
 		return xnic_coll_seterr(c, c->failed,
@@ -406,16 +419,18 @@ static int xnic_coll_enter(struct xnic_comm *c, const char *what)
 	return 0;
 }
 
-int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
-		   void *recvbuf, size_t count, int dtype, int op)
+int xnic_allreduce_start(struct xnic_comm *comm, const void *sendbuf,
+			 void *recvbuf, size_t count, int dtype, int op,
+			 struct xnic_coll_req **reqp)
 {
-	struct xnic_coll_job o = { .name = "allreduce" };
 	size_t esize = xnic_coll_dtype_size(dtype), bytes;
+	const struct xnic_coll_waiter *w = &xnic_coll_op_waiter;
 	const char *s = sendbuf;
+	struct xnic_coll_req *q;
 	char *d = recvbuf;
-	int err, r;
+	int err;
 
-	err = xnic_coll_enter(comm, o.name);
+	err = xnic_coll_enter(comm, "allreduce", reqp);
 	if (err)
 		return err;
 	if (!esize)
@@ -424,9 +439,7 @@ int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
 	if (op != XNIC_COLL_SUM)
 		return xnic_coll_seterr(comm, -EINVAL,
 					"allreduce: unknown operation %d", op);
-	if (!count)
-		return 0;
-	if (!sendbuf || !recvbuf)
+	if (count && (!sendbuf || !recvbuf))
 		return xnic_coll_seterr(comm, -EINVAL, "allreduce: NULL buffer");
 	if (count > SIZE_MAX / esize)
 		return xnic_coll_seterr(comm, -EINVAL,
@@ -440,55 +453,80 @@ int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
 	if (s != d && s < d + bytes && d < s + bytes)
 		return xnic_coll_seterr(comm, -EINVAL,
 					"allreduce: send and receive buffers overlap");
-	if (comm->nranks == 1) {
-		if (s != d)
+	if (!count || comm->nranks == 1) {
+		if (s != d && bytes)
 			memcpy(d, s, bytes);
-		return 0;
+		w = NULL;	/* done already */
 	}
-	o.dtype = dtype;
-	o.esize = esize;
-	o.send = s;
-	o.recv = d;
-	o.ce = comm->lay.chunk / esize;
-	for (r = 0; r < comm->nranks; r++)
-		xnic_coll_shard(count, (unsigned int)comm->nranks,
-				(unsigned int)r, &comm->off[r], &comm->len[r]);
-	return xnic_coll_run(comm, &o);
+	q = xnic_coll_req_new(comm, "allreduce", w);
+	if (!q)
+		return -ENOMEM;
+	q->job.dtype = dtype;
+	q->job.esize = esize;
+	q->job.count = count;
+	q->job.send = s;
+	q->job.recv = d;
+	q->job.ce = comm->lay.chunk / esize;
+	return xnic_coll_submit(comm, q, reqp);
 }
 
-int xnic_broadcast(struct xnic_comm *comm, void *buf, size_t bytes, int root)
+int xnic_broadcast_start(struct xnic_comm *comm, void *buf, size_t bytes,
+			 int root, struct xnic_coll_req **reqp)
 {
-	struct xnic_coll_job o = { .name = "broadcast", .bcast = true };
-	int err, r;
+	const struct xnic_coll_waiter *w = &xnic_coll_op_waiter;
+	struct xnic_coll_req *q;
+	int err;
 
-	err = xnic_coll_enter(comm, o.name);
+	err = xnic_coll_enter(comm, "broadcast", reqp);
 	if (err)
 		return err;
 	if (root < 0 || root >= comm->nranks)
 		return xnic_coll_seterr(comm, -EINVAL,
 					"broadcast: root %d is not a rank", root);
-	if (!bytes || comm->nranks == 1)
-		return 0;
-	if (!buf)
+	if (bytes && !buf)
 		return xnic_coll_seterr(comm, -EINVAL, "broadcast: NULL buffer");
-	o.esize = 1;
-	o.send = buf;
-	o.recv = buf;
-	o.ce = comm->lay.chunk;
-	for (r = 0; r < comm->nranks; r++) {
-		comm->off[r] = 0;
-		comm->len[r] = r == root ? bytes : 0;
-	}
-	return xnic_coll_run(comm, &o);
+	if (!bytes || comm->nranks == 1)
+		w = NULL;
+	q = xnic_coll_req_new(comm, "broadcast", w);
+	if (!q)
+		return -ENOMEM;
+	q->job.bcast = true;
+	q->job.esize = 1;
+	q->job.count = bytes;
+	q->job.root = root;
+	q->job.send = buf;
+	q->job.recv = buf;
+	q->job.ce = comm->lay.chunk;
+	return xnic_coll_submit(comm, q, reqp);
 }
 
-static int xnic_coll_barrier_step(struct xnic_comm *c, void *arg)
+int xnic_allreduce(struct xnic_comm *comm, const void *sendbuf,
+		   void *recvbuf, size_t count, int dtype, int op)
+{
+	struct xnic_coll_req *q;
+	int err;
+
+	err = xnic_allreduce_start(comm, sendbuf, recvbuf, count, dtype, op,
+				   &q);
+	return err ? err : xnic_coll_wait(q);
+}
+
+int xnic_broadcast(struct xnic_comm *comm, void *buf, size_t bytes, int root)
+{
+	struct xnic_coll_req *q;
+	int err;
+
+	err = xnic_broadcast_start(comm, buf, bytes, root, &q);
+	return err ? err : xnic_coll_wait(q);
+}
+
+static int xnic_coll_barrier_step(struct xnic_comm *c, struct xnic_coll_req *q)
 {
 	uint64_t b = c->barriers;
 	bool done = true;
 	int r, err;
 
-	(void)arg;
+	(void)q;
 	for (r = 0; r < c->nranks; r++) {
 		struct xnic_coll_peer *p = &c->peers[r];
 
@@ -524,12 +562,13 @@ static int xnic_coll_barrier_step(struct xnic_comm *c, void *arg)
 	return done;
 }
 
-static void xnic_coll_barrier_describe(struct xnic_comm *c, void *arg,
-				       char *buf, size_t size)
+static void xnic_coll_barrier_describe(struct xnic_comm *c,
+				       struct xnic_coll_req *q, char *buf,
+				       size_t size)
 {
 	int r;
 
-	(void)arg;
+	(void)q;
 	for (r = 0; r < c->nranks; r++) {
 		if (r != c->rank && c->peers[r].ctrl_consumed < c->barriers) {
 			snprintf(buf, size, "rank %d has not entered barrier %" PRIu64,
@@ -540,23 +579,52 @@ static void xnic_coll_barrier_describe(struct xnic_comm *c, void *arg,
 	snprintf(buf, size, "our barrier messages cannot be posted");
 }
 
-int xnic_barrier(struct xnic_comm *comm)
+static bool xnic_coll_barrier_needs(struct xnic_comm *c,
+				    struct xnic_coll_req *q, int r)
 {
-	const struct xnic_coll_waiter w = {
-		.step = xnic_coll_barrier_step,
-		.describe = xnic_coll_barrier_describe,
-	};
-	int err, r;
+	(void)q;
+	return !c->peers[r].ctrl_sent || c->peers[r].ctrl_consumed < c->barriers;
+}
 
-	err = xnic_coll_enter(comm, "barrier");
+static void xnic_coll_barrier_begin(struct xnic_comm *c,
+				    struct xnic_coll_req *q)
+{
+	int r;
+
+	(void)q;
+	c->seq++;
+	c->barriers++;
+	for (r = 0; r < c->nranks; r++)
+		c->peers[r].ctrl_sent = false;
+}
+
+static const struct xnic_coll_waiter xnic_coll_barrier_waiter = {
+	.begin = xnic_coll_barrier_begin,
+	.step = xnic_coll_barrier_step,
+	.describe = xnic_coll_barrier_describe,
+	.needs = xnic_coll_barrier_needs,
+};
+
+int xnic_barrier_start(struct xnic_comm *comm, struct xnic_coll_req **reqp)
+{
+	struct xnic_coll_req *q;
+	int err;
+
+	err = xnic_coll_enter(comm, "barrier", reqp);
 	if (err)
 		return err;
-	if (comm->nranks == 1)
-		return 0;
-	comm->seq++;
-	comm->barriers++;
-	for (r = 0; r < comm->nranks; r++)
-		comm->peers[r].ctrl_sent = false;
-	err = xnic_coll_drive(comm, &w, "barrier");
-	return err ? xnic_coll_fail(comm, err) : 0;
+	q = xnic_coll_req_new(comm, "barrier", comm->nranks == 1 ? NULL :
+				  &xnic_coll_barrier_waiter);
+	if (!q)
+		return -ENOMEM;
+	return xnic_coll_submit(comm, q, reqp);
+}
+
+int xnic_barrier(struct xnic_comm *comm)
+{
+	struct xnic_coll_req *q;
+	int err;
+
+	err = xnic_barrier_start(comm, &q);
+	return err ? err : xnic_coll_wait(q);
 }

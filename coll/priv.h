@@ -34,7 +34,7 @@
 #include "coll_logic.h"
 
 #define XNIC_COLL_MAGIC		0x58434f4cU	/* "XCOL" */
-#define XNIC_COLL_VERSION	1U
+#define XNIC_COLL_VERSION	2U
 #define XNIC_COLL_MAX_SLOTS	64U
 #define XNIC_COLL_SQ_DEPTH	64U
 #define XNIC_COLL_RQ_DEPTH	64U
@@ -101,6 +101,8 @@ struct xnic_coll_chan_tx {
  * @cp_sent: this collective: COPY chunks posted to it
  * @cp_recvd: this collective: COPY chunks from it copied out
  * @ctrl_sent: this barrier: CTRL posted to it
+ * @gone: it disconnected (its process died, or its communicator was
+ *	destroyed or failed): its QP is in the error state
  */
 struct xnic_coll_peer {
 	struct xnic_qp *qp;
@@ -117,6 +119,78 @@ struct xnic_coll_peer {
 	size_t cp_sent;
 	size_t cp_recvd;
 	bool ctrl_sent;
+	bool gone;
+};
+
+/**
+ * struct xnic_coll_job - one all-reduce or broadcast in progress
+ * @bcast: a broadcast (no RS step; the root produces by copying)
+ * @dtype: enum xnic_coll_dtype (all-reduce)
+ * @esize: bytes per element (1 for a broadcast)
+ * @count: elements (all-reduce) or bytes (broadcast)
+ * @root: the broadcast's root
+ * @send: input (all-reduce) or the root's buffer
+ * @recv: output
+ * @ce: elements per chunk
+ * @produced: chunks of our shard reduced (or copied, at the root)
+ * @ag_base: c->ag_produced when the collective began
+ */
+struct xnic_coll_job {
+	bool bcast;
+	int dtype;
+	size_t esize;
+	size_t count;
+	int root;
+	const char *send;
+	char *recv;
+	size_t ce;
+	size_t produced;
+	uint64_t ag_base;
+};
+
+/**
+ * struct xnic_coll_waiter - what runs a collective (see request.c)
+ * @begin: set the communicator up for it when it becomes active
+ * @step: make what progress can be made without waiting; return 1 when
+ *	finished, 0 when not yet, or a negative errno (message set)
+ * @describe: write what is being waited for (for the timeout message)
+ * @needs: whether it still needs anything from or to a peer (a peer that
+ *	left once it had all it needed from us is no error)
+ */
+struct xnic_coll_waiter {
+	void (*begin)(struct xnic_comm *c, struct xnic_coll_req *q);
+	int (*step)(struct xnic_comm *c, struct xnic_coll_req *q);
+	void (*describe)(struct xnic_comm *c, struct xnic_coll_req *q,
+			 char *buf, size_t size);
+	bool (*needs)(struct xnic_comm *c, struct xnic_coll_req *q, int r);
+};
+
+/* States of a request */
+enum {
+	XNIC_COLL_REQ_QUEUED,	/* behind another of its communicator */
+	XNIC_COLL_REQ_ACTIVE,	/* the communicator runs it */
+	XNIC_COLL_REQ_DONE,	/* finished (err says how) */
+};
+
+/**
+ * struct xnic_coll_req - a collective started (struct xnic_coll_req of
+ *	xnic_coll.h)
+ * @comm: its communicator
+ * @next: the next request queued on @comm
+ * @name: the collective, for messages
+ * @w: how it runs
+ * @job: all-reduce and broadcast state
+ * @state: XNIC_COLL_REQ_*
+ * @err: when done: 0 or the negative errno it failed with
+ */
+struct xnic_coll_req {
+	struct xnic_comm *comm;
+	struct xnic_coll_req *next;
+	const char *name;
+	const struct xnic_coll_waiter *w;
+	struct xnic_coll_job job;
+	int state;
+	int err;
 };
 
 /**
@@ -124,6 +198,8 @@ struct xnic_coll_peer {
  * @rank: our rank
  * @nranks: number of ranks
  * @ctx: the device (NULL when @nranks is 1)
+ * @listener: while connecting: where the peers above us connect to
+ * @service: its service id
  * @pd: protection domain
  * @cq: the one CQ of every QP, send and receive
  * @mr: the scratch region's MR
@@ -145,9 +221,15 @@ struct xnic_coll_peer {
  * @len: this collective: elements of each rank's shard
  * @nch: this collective: chunks of each rank's shard
  * @srcs: reduction sources, one per rank
+ * @head: the active request, then the queued ones in start order
+ * @tail: the last queued request
+ * @last_ns: when the active request last made progress
  * @progress: set by whatever did something in this loop iteration
  * @need_poll: something we wait for raises no completion (a full SQ or
  *	RQ): do not sleep long
+ * @gone: peers gone (struct xnic_coll_peer.gone)
+ * @first_gone: the rank that went first (named in the error: the others
+ *	may have left because of it)
  * @failed: the error that broke the communicator, 0 while healthy
  * @err: message of the last error
  */
@@ -155,6 +237,8 @@ struct xnic_comm {
 	int rank;
 	int nranks;
 	struct xnic_ctx *ctx;
+	struct xnic_cm_listener *listener;
+	uint64_t service;
 	struct xnic_pd *pd;
 	struct xnic_cq *cq;
 	struct xnic_mr *mr;
@@ -176,24 +260,15 @@ struct xnic_comm {
 	size_t *len;
 	size_t *nch;
 	const void **srcs;
+	struct xnic_coll_req *head;
+	struct xnic_coll_req *tail;
+	uint64_t last_ns;
 	bool progress;
 	bool need_poll;
+	int gone;
+	int first_gone;
 	int failed;
 	char err[XNIC_COLL_ERRLEN];
-};
-
-/**
- * struct xnic_coll_waiter - what xnic_coll_drive() runs
- * @step: make what progress can be made without waiting; return 1 when
- *	finished, 0 when not yet, or a negative errno (message set)
- * @describe: write what is being waited for (for the timeout message)
- * @arg: passed to both
- */
-struct xnic_coll_waiter {
-	int (*step)(struct xnic_comm *c, void *arg);
-	void (*describe)(struct xnic_comm *c, void *arg, char *buf,
-			 size_t size);
-	void *arg;
 };
 
 /* error.c */
@@ -203,8 +278,7 @@ void xnic_coll_clear_tls_error(void);
 const char *xnic_coll_tls_error(void);
 
 /* progress.c */
-int xnic_coll_drive(struct xnic_comm *c, const struct xnic_coll_waiter *w,
-		    const char *what);
+int xnic_coll_poll(struct xnic_comm *c);
 int xnic_coll_post(struct xnic_comm *c, int peer, unsigned int kind,
 		   unsigned int lslot, const void *data, uint32_t bytes,
 		   uint64_t raddr, uint32_t imm);
@@ -215,6 +289,20 @@ int xnic_coll_fail(struct xnic_comm *c, int err);
 int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
 			unsigned int kind, uint32_t imm, uint64_t idx,
 			uint32_t len, uint32_t want_len);
+
+/* connect.c */
+int xnic_coll_listen(struct xnic_comm *c, uint64_t *service);
+int xnic_coll_connect_peers(struct xnic_comm *c, const uint64_t *services,
+			    const uint32_t *qpns);
+int xnic_coll_gone_check(struct xnic_comm *c, struct xnic_coll_req *q);
+
+/* request.c */
+int xnic_coll_submit(struct xnic_comm *c, struct xnic_coll_req *q,
+		     struct xnic_coll_req **reqp);
+struct xnic_coll_req *xnic_coll_req_new(struct xnic_comm *c,
+					const char *name,
+					const struct xnic_coll_waiter *w);
+void xnic_coll_cancel_all(struct xnic_comm *c);
 
 /* Monotonic clock, nanoseconds. */
 static inline uint64_t xnic_coll_now_ns(void)

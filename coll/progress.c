@@ -2,7 +2,7 @@
 /*
  * libxniccoll - the progress engine: reaping the CQ (arrivals, credits,
  * write completions), reposting receives, posting writes and credits,
- * and the bounded wait loop every collective runs in.
+ * and breaking a failed communicator (request.c runs the wait loop).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -117,24 +117,67 @@ bad:
 				(uint64_t)e->wr_id);
 }
 
+/**
+ * xnic_coll_gone_check() - fail when the active collective needs a peer
+ *	that is gone
+ * @c: communicator with c->gone set
+ * @q: the active request
+ * Return: 0, or -ECONNRESET (message set, naming the rank).
+ */
+int xnic_coll_gone_check(struct xnic_comm *c, struct xnic_coll_req *q)
+{
+	int k, r;
+
+	for (k = -1; k < c->nranks; k++) {
+		r = k < 0 ? c->first_gone : k;
+		if (!c->peers[r].gone || !q->w->needs(c, q, r))
+			continue;
+		return xnic_coll_seterr(c, -ECONNRESET,
+					"%s: rank %d (node %u) is gone: it disconnected (its process exited or was killed, or it destroyed its communicator, or a collective failed there)",
+					q->name, r, c->peers[r].node);
+	}
+	return 0;
+}
+
+/*
+ * A failed completion. A flushed one on the QP of a peer that
+ * disconnected only marks that peer gone: what already arrived
+ * from it stays valid (its DREQ acknowledged it), and the collective
+ * fails only if it still needs that peer (request.c).
+ */
 static int xnic_coll_cqe_error(struct xnic_comm *c, const struct xnic_cqe *e)
 {
+	bool recv = e->opcode & XNIC_WC_RECV;
 	unsigned int peer;
+	uint32_t bytes;
 
-	if (e->opcode & XNIC_WC_RECV)
-		peer = (unsigned int)e->wr_id;
-	else
-		peer = XNIC_COLL_WRID_PEER(e->wr_id);
-	if (peer < (unsigned int)c->nranks && (int)peer != c->rank)
+	peer = recv ? (unsigned int)e->wr_id : XNIC_COLL_WRID_PEER(e->wr_id);
+	if (peer >= (unsigned int)c->nranks || (int)peer == c->rank)
 		return xnic_coll_seterr(c, -EIO,
-					"%s %s rank %u (node %u): %s (status %u)",
-					xnic_wc_opcode_str(e->opcode),
-					(e->opcode & XNIC_WC_RECV) ? "from" : "to",
-					peer, c->peers[peer].node,
+					"%s completion on QP %u: %s (status %u)",
+					xnic_wc_opcode_str(e->opcode), e->qp_num,
 					xnic_wc_status_str(e->status),
 					e->status);
-	return xnic_coll_seterr(c, -EIO, "%s completion on QP %u: %s (status %u)",
-				xnic_wc_opcode_str(e->opcode), e->qp_num,
+	if (e->status == XNIC_WC_WR_FLUSH_ERR &&
+	    xnic_qp_err_reason(c->peers[peer].qp) == XNIC_QP_ERR_DISCONNECTED) {
+		if (!c->peers[peer].gone) {
+			if (!c->gone++)
+				c->first_gone = (int)peer;
+			c->peers[peer].gone = true;
+		}
+		bytes = XNIC_COLL_WRID_BYTES(e->wr_id);
+		if (!recv && XNIC_COLL_WRID_KIND(e->wr_id) != XNIC_COLL_K_CREDIT &&
+		    c->outstanding) {
+			c->outstanding--;
+			c->inflight -= bytes < c->inflight ? bytes : c->inflight;
+		}
+		c->progress = true;
+		return 0;
+	}
+	return xnic_coll_seterr(c, -EIO, "%s %s rank %u (node %u): %s (status %u)",
+				xnic_wc_opcode_str(e->opcode),
+				recv ? "from" : "to", peer,
+				c->peers[peer].node,
 				xnic_wc_status_str(e->status), e->status);
 }
 
@@ -166,8 +209,12 @@ static int xnic_coll_repost(struct xnic_comm *c, struct xnic_coll_peer *p,
 	return 0;
 }
 
-/* Reap every completion there is; repost the receives. */
-static int xnic_coll_poll(struct xnic_comm *c)
+/**
+ * xnic_coll_poll() - reap every completion there is; repost the receives
+ * @c: communicator
+ * Return: 0 or a negative errno (message set).
+ */
+int xnic_coll_poll(struct xnic_comm *c)
 {
 	struct xnic_cqe e[XNIC_COLL_POLL_BATCH];
 	int n, i, err, r;
@@ -179,8 +226,8 @@ static int xnic_coll_poll(struct xnic_comm *c)
 						xnic_strerror(n));
 		for (i = 0; i < n; i++) {
 			if (e[i].status != XNIC_WC_SUCCESS)
-				return xnic_coll_cqe_error(c, &e[i]);
-			if (e[i].opcode & XNIC_WC_RECV)
+				err = xnic_coll_cqe_error(c, &e[i]);
+			else if (e[i].opcode & XNIC_WC_RECV)
 				err = xnic_coll_recv(c, &e[i]);
 			else
 				err = xnic_coll_sent(c, &e[i]);
@@ -189,7 +236,8 @@ static int xnic_coll_poll(struct xnic_comm *c)
 		}
 	} while (n == XNIC_COLL_POLL_BATCH);
 	for (r = 0; r < c->nranks; r++) {
-		if (r == c->rank || !c->peers[r].owed_recvs)
+		if (r == c->rank || !c->peers[r].owed_recvs ||
+		    c->peers[r].gone)
 			continue;
 		err = xnic_coll_repost(c, &c->peers[r], r);
 		if (err)
@@ -333,72 +381,15 @@ int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
 }
 
 /**
- * xnic_coll_drive() - run a collective's steps until it is done
- * @c: communicator (healthy)
- * @w: the collective's step and description
- * @what: its name, for messages
- *
- * Each loop reaps the CQ, reposts receives and runs the step. When a loop
- * did nothing, it busy-polls for spin_us, then sleeps on the CQ (at most
- * 1 ms while a full SQ or RQ is pending, which raises no completion).
- * Return: 0 when the step said it is done; -ETIMEDOUT after timeout_ms
- * without progress; another negative errno (message set).
- */
-int xnic_coll_drive(struct xnic_comm *c, const struct xnic_coll_waiter *w,
-		    const char *what)
-{
-	uint64_t tmo = (uint64_t)c->timeout_ms * 1000000ULL;
-	uint64_t spin = (uint64_t)c->spin_us * 1000ULL;
-	uint64_t last = xnic_coll_now_ns(), t, left;
-	char desc[160];
-	int ret, ms;
-
-	for (;;) {
-		c->progress = false;
-		c->need_poll = false;
-		ret = xnic_coll_poll(c);
-		if (ret < 0)
-			return ret;
-		ret = w->step(c, w->arg);
-		if (ret < 0)
-			return ret;
-		if (ret > 0)
-			return 0;
-		t = xnic_coll_now_ns();
-		if (c->progress) {
-			last = t;
-			continue;
-		}
-		if (t - last >= tmo) {
-			w->describe(c, w->arg, desc, sizeof(desc));
-			return xnic_coll_seterr(c, -ETIMEDOUT,
-						"%s: no progress for %d ms: %s",
-						what, c->timeout_ms, desc);
-		}
-		if (t - last < spin)
-			continue;
-		left = tmo - (t - last);
-		ms = (int)((left + 999999) / 1000000);
-		if (c->need_poll && ms > 1)
-			ms = 1;
-		else if (ms > 1000)
-			ms = 1000;
-		ret = xnic_cq_wait(c->cq, ms);
-		if (ret && ret != -ETIMEDOUT && ret != -EINTR)
-			return xnic_coll_seterr(c, ret, "%s: waiting on the CQ: %s",
-						what, xnic_strerror(ret));
-	}
-}
-
-/**
  * xnic_coll_fail() - mark a communicator broken after a failed collective
  * @c: communicator
  * @err: the error (its message is already set)
  *
  * Later collectives return @err at once. Every QP goes to the error
- * state: our writes in flight are flushed, and the peers' writes to us
- * fail after the transport's retries, so the other ranks learn of the
- * failure in seconds rather than after their own timeout.
+ * state: the CM tells the peers (a DREQ), so they learn of the failure at
+ * once rather than after their own timeout. Not when a peer is gone:
+ * every other rank learns of that one from its own QP to it, and keeping
+ * ours lets their errors name the rank that left first.
  * Return: @err.
  */
 int xnic_coll_fail(struct xnic_comm *c, int err)
@@ -406,6 +397,8 @@ int xnic_coll_fail(struct xnic_comm *c, int err)
 	int r;
 
 	c->failed = err;
+	if (c->gone)
+		return err;
 	for (r = 0; r < c->nranks; r++)
 		if (r != c->rank && c->peers[r].qp)
 			xnic_modify_qp_err(c->peers[r].qp);

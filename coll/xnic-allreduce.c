@@ -61,7 +61,10 @@ struct opts {
 	bool max_inflight_set;
 	size_t bcast;
 	bool json;
+	int concurrent;
 };
+
+#define MAX_CONCURRENT	8
 
 /* What a rank reports to the parent, in shared memory. */
 struct rank_result {
@@ -102,6 +105,11 @@ static void usage(FILE *f)
 "  --spin-us US          busy-poll before sleeping (default 0)\n"
 "  --max-inflight BYTES  most bytes of writes in flight per rank (default\n"
 "                        4Mi; 0: no limit but the slots)\n"
+"  --concurrent K        K communicators (QP sets); each all-reduce is\n"
+"                        split into K near-equal parts started at once\n"
+"                        with xnic_allreduce_start() and finished with\n"
+"                        xnic_coll_waitall() (default 1: xnic_allreduce());\n"
+"                        each gets 1/K of the default --max-inflight\n"
 "  --json                one JSON line instead of the text report\n",
 		prog);
 }
@@ -134,6 +142,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "spin-us", required_argument, NULL, 'u' },
 		{ "max-inflight", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "concurrent", required_argument, NULL, 'K' },
 		{ "bootstrap", required_argument, NULL, 'B' },
 		{ "service", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +153,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	*o = (struct opts) {
 		.nodes = 2, .count = 1 << 20, .dtype = XNIC_COLL_FLOAT32,
 		.seed = 1, .prefix = "xnic", .port = 0, .iters = 1,
+		.concurrent = 1,
 		.values = VALUES_REAL, .timeout_s = 30,
 	};
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -214,6 +224,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
+		case 'K':
+			o->concurrent = (int)parse_size(optarg, "--concurrent");
+			break;
 		case 'B':
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "cm"))
 				die("--bootstrap must be tcp or cm, not '%s'", optarg);
@@ -238,6 +251,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		die("--iters must be 1..%d", MAX_ITERS);
 	if (o->timeout_s < 1 || o->timeout_s > 3600)
 		die("--timeout must be 1..3600 seconds");
+	if (o->concurrent < 1 || o->concurrent > MAX_CONCURRENT)
+		die("--concurrent must be 1..%d", MAX_CONCURRENT);
 	if (!o->port)
 		o->port = 20000 + (unsigned int)getpid() % 20000;
 	if (o->port > 65535)
@@ -487,6 +502,43 @@ static void lookup_nodes(struct opts *o)
 	}
 }
 
+/*
+ * One all-reduce: with --concurrent K, part k of the buffer (near-equal
+ * parts) on communicator k, all started before any is waited for.
+ */
+static int allreduce_parts(struct xnic_comm **comms, const struct opts *o,
+			   const void *send, void *recv, int *failed)
+{
+	struct xnic_coll_req *reqs[MAX_CONCURRENT] = { NULL };
+	size_t es = xnic_coll_dtype_size(o->dtype), off, n;
+	int k, err;
+
+	*failed = 0;
+	if (o->concurrent == 1)
+		return xnic_allreduce(comms[0], send, recv, o->count, o->dtype,
+				      XNIC_COLL_SUM);
+	for (k = 0; k < o->concurrent; k++) {
+		off = o->count / (size_t)o->concurrent * (size_t)k;
+		n = k == o->concurrent - 1 ? o->count - off :
+		    o->count / (size_t)o->concurrent;
+		err = xnic_allreduce_start(comms[k], (const char *)send + off * es,
+					   (char *)recv + off * es, n, o->dtype,
+					   XNIC_COLL_SUM, &reqs[k]);
+		if (err) {
+			*failed = k;
+			xnic_coll_waitall(reqs, k);
+			return err;
+		}
+	}
+	err = xnic_coll_waitall(reqs, o->concurrent);
+	for (k = 0; err && k < o->concurrent; k++)
+		if (xnic_comm_strerror(comms[k])[0]) {
+			*failed = k;
+			break;
+		}
+	return err;
+}
+
 static int run_rank(const struct opts *o, int rank,
 		    const struct reference *ref, struct rank_result *res)
 {
@@ -501,12 +553,16 @@ static int run_rank(const struct opts *o, int rank,
 		.max_inflight = o->max_inflight_set && !o->max_inflight ?
 				SIZE_MAX : o->max_inflight,
 	};
+
+	/* K communicators share the rank's budget of bytes in flight. */
+	if (!o->max_inflight_set)
+		cfg.max_inflight = XNIC_COLL_DEF_INFLIGHT / (size_t)o->concurrent;
+	struct xnic_comm *comms[MAX_CONCURRENT] = { NULL }, *comm = NULL;
 	struct xnic_bootstrap *bs = NULL;
-	struct xnic_comm *comm = NULL;
 	void *send = NULL, *recv = NULL;
 	char dev[64];
 	double t0, c0;
-	int err, it;
+	int err, it, k, bad;
 
 	cfg.device = device_of(o, rank, dev, sizeof(dev));
 	if (!cfg.device)
@@ -521,10 +577,14 @@ static int run_rank(const struct opts *o, int rank,
 	if (err)
 		return fail(res, "bootstrap", err, NULL);
 	cfg.bootstrap = bs;
-	err = xnic_comm_init(&comm, &cfg);
+	for (k = 0, err = 0; k < o->concurrent && !err; k++)
+		err = xnic_comm_init(&comms[k], &cfg);
 	xnic_bootstrap_close(bs);
-	if (err)
-		return fail(res, "communicator", err, NULL);
+	comm = comms[0];
+	if (err) {
+		err = fail(res, "communicator", err, NULL);
+		goto out;
+	}
 
 	send = malloc(bytes ? bytes : 1);
 	recv = o->inplace ? send : malloc(bytes ? bytes : 1);
@@ -542,10 +602,9 @@ static int run_rank(const struct opts *o, int rank,
 		}
 		c0 = cpu_s();
 		t0 = now_s();
-		err = xnic_allreduce(comm, send, recv, o->count, o->dtype,
-				     XNIC_COLL_SUM);
+		err = allreduce_parts(comms, o, send, recv, &bad);
 		if (err) {
-			err = fail(res, "allreduce", err, comm);
+			err = fail(res, "allreduce", err, comms[bad]);
 			goto out;
 		}
 		if (it >= 0) {
@@ -579,7 +638,8 @@ out:
 	if (recv != send)
 		free(recv);
 	free(send);
-	xnic_comm_destroy(comm);
+	for (k = 0; k < o->concurrent; k++)
+		xnic_comm_destroy(comms[k]);
 	return err;
 }
 

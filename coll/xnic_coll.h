@@ -25,6 +25,13 @@
  *
  * Threads: a communicator is used by one thread at a time. Different
  * communicators are independent.
+ *
+ * Non-blocking collectives: xnic_allreduce_start() and its kin return a
+ * request at once; xnic_coll_test() advances it without blocking,
+ * xnic_coll_wait() and xnic_coll_waitall() block until done. Collectives
+ * started on one communicator run one after the other, in start order;
+ * collectives on different communicators (each with its own QPs, e.g.
+ * one per traffic class) are in flight at the same time.
  */
 #ifndef XNIC_COLL_H
 #define XNIC_COLL_H
@@ -299,6 +306,100 @@ int xnic_broadcast(struct xnic_comm *comm, void *buf, size_t bytes,
  * Return: as xnic_allreduce().
  */
 int xnic_barrier(struct xnic_comm *comm);
+
+/* ===================== non-blocking collectives ==================== */
+
+struct xnic_coll_req;
+
+/**
+ * xnic_allreduce_start() - start an all-reduce, return at once
+ * @comm: communicator
+ * @sendbuf: as xnic_allreduce(); must stay unchanged until the request
+ *	is done
+ * @recvbuf: as xnic_allreduce(); its contents are undefined until done
+ * @count: elements
+ * @dtype: enum xnic_coll_dtype
+ * @op: enum xnic_coll_op
+ * @reqp: the new request on success (NULL on failure)
+ *
+ * The request is queued behind the collectives already started on @comm
+ * and runs when they are done; nothing moves unless this thread calls
+ * xnic_coll_test(), xnic_coll_wait() or xnic_coll_waitall() (on any
+ * request of @comm) or a blocking collective of @comm. Every rank starts
+ * the same collectives on each communicator in the same order.
+ * Return: 0; -EINVAL for bad arguments (checked here, as
+ * xnic_allreduce() does); -ENOMEM; the error of a communicator that
+ * failed earlier. Errors found while it runs come from test or wait.
+ */
+int xnic_allreduce_start(struct xnic_comm *comm, const void *sendbuf,
+			 void *recvbuf, size_t count, int dtype, int op,
+			 struct xnic_coll_req **reqp);
+
+/**
+ * xnic_broadcast_start() - start a broadcast, return at once
+ * @comm: communicator
+ * @buf: as xnic_broadcast(); at the root unchanged, at the others
+ *	undefined, until the request is done
+ * @bytes: length
+ * @root: the sending rank
+ * @reqp: the new request on success
+ * Return: as xnic_allreduce_start().
+ */
+int xnic_broadcast_start(struct xnic_comm *comm, void *buf, size_t bytes,
+			 int root, struct xnic_coll_req **reqp);
+
+/**
+ * xnic_barrier_start() - start a barrier, return at once
+ * @comm: communicator
+ * @reqp: the new request on success; it is done once every rank has
+ *	started the barrier (and every earlier collective of @comm is done)
+ * Return: as xnic_allreduce_start().
+ */
+int xnic_barrier_start(struct xnic_comm *comm, struct xnic_coll_req **reqp);
+
+/**
+ * xnic_coll_test() - advance a request's communicator, without blocking
+ * @req: request
+ *
+ * Reaps the communicator's completions and runs its collectives (this
+ * one and those started before it on the same communicator) as far as
+ * they go without waiting.
+ * Return: 1 when @req is done and succeeded; 0 when not done yet; a
+ * negative errno when it failed (xnic_comm_strerror() says why), as the
+ * blocking calls return; -ETIMEDOUT once the communicator made no
+ * progress for timeout_ms. The request stays valid: free it with
+ * xnic_coll_req_free().
+ */
+int xnic_coll_test(struct xnic_coll_req *req);
+
+/**
+ * xnic_coll_wait() - block until a request is done, then free it
+ * @req: request (freed on return, whatever the result)
+ *
+ * Return: 0 or the collective's negative errno (as xnic_allreduce()).
+ */
+int xnic_coll_wait(struct xnic_coll_req *req);
+
+/**
+ * xnic_coll_waitall() - block until every request is done, then free them
+ * @reqs: @n requests, of one or several communicators (NULL entries are
+ *	skipped); all freed on return
+ * @n: number of entries
+ *
+ * Advances every communicator in turn, so collectives of different
+ * communicators run concurrently; when none can move it sleeps on one
+ * unfinished request's CQ for at most 1 ms (busy-polls first for the
+ * communicators' spin_us).
+ * Return: 0 when every request succeeded, else the error of the first
+ * (in @reqs order) that failed; -EINVAL when @reqs is NULL with @n > 0.
+ */
+int xnic_coll_waitall(struct xnic_coll_req **reqs, int n);
+
+/**
+ * xnic_coll_req_free() - free a request
+ * @req: request (NULL is ignored); one not done yet is waited for first
+ */
+void xnic_coll_req_free(struct xnic_coll_req *req);
 
 #ifdef __cplusplus
 }

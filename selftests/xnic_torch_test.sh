@@ -6,13 +6,15 @@
 #  - a small MLP trained by DDP on 2 and on 4 ranks, over xnic and over
 #    gloo (TCP) on the same veth links: final parameters agree within the
 #    tolerance suites.py states;
-#  - a rank killed (SIGKILL) mid-run: the other fails with a clear error
-#    within the timeout; the job restarted from the newest checkpoint ends
+#  - a rank killed (SIGKILL) mid-run: the other fails within 10 s with an
+#    error naming it; the job restarted from the newest checkpoint ends
 #    bit-identical to the uninterrupted run;
 #  - bad inputs on 4 ranks (tensor sizes or types that differ between
 #    ranks, an unsupported op, bad arguments on one rank only): a clear
 #    error on every rank and a group that still works; every dtype and op
-#    checked; a rank that dies: the others fail within the timeout.
+#    checked; reduce_scatter, gather, scatter, all_to_all against gloo
+#    or exact values; a rank that dies: the others' collective and the
+#    next one fail within 10 s, naming it.
 # Fabric (tools/xnic-train-fabric): node i is network namespace
 # xt<tag>n<i> with its xnic device (exclusive to it) on its veth end,
 # address 10.199.0.<i+1>; the other ends meet in a bridge. The ranks are

@@ -90,6 +90,18 @@ def run(job, rank, save):
     t = torch.full((7,), float(rank + 1))
     dist.reduce(t, dst=1)
     checks["reduce"] = rank != 1 or bool((t == n * (n + 1) / 2).all())
+    ops_checks(n, rank, checks)
+    # Splits the ranks disagree on (rank 0 moves a row between its first
+    # two sources): a clear error on every rank, the group still works.
+    c = [r + rank + 1 for r in range(n)]
+    osp = list(c)
+    if rank == 0:
+        osp[0], osp[1] = osp[0] + 1, osp[1] - 1
+    want_error("alltoall splits that disagree",
+               lambda: dist.all_to_all_single(
+                   torch.empty(sum(c)), torch.zeros(sum(c)),
+                   output_split_sizes=osp, input_split_sizes=c),
+               "alltoall: rank")
     dist.barrier()
     for k, v in checks.items():
         res[k] = (v, "")
@@ -100,9 +112,75 @@ def run(job, rank, save):
         save(res)
         time.sleep(1)
         os._exit(0)
+    # The CM disconnect ends the wait at once: bound loosely (10 s; the
+    # group timeout is longer), the message names the rank.
+    gone = f"rank {n - 1} (node"
     want_error("dead rank", lambda: dist.all_reduce(torch.ones(100000)),
-               "xnic")
-    s = float(res["dead rank"][1].split()[0])
-    if s > job["timeout"] + 10:
-        res["dead rank"] = (False, res["dead rank"][1] + " (too late)")
+               "xnic", gone, "is gone")
+    want_error("a collective after the dead rank", dist.barrier,
+               "xnic", gone, "is gone")
+    for k in ("dead rank", "a collective after the dead rank"):
+        if float(res[k][1].split()[0]) > 10:
+            res[k] = (False, res[k][1] + " (too late)")
     return res
+
+
+def ops_checks(n, rank, checks):
+    """The collectives DDP does not use, against gloo where gloo 1.13 has
+    them (gather, scatter, all_to_all_single) and against exact values
+    (small integers) everywhere."""
+    gl = dist.new_group(backend="gloo")
+
+    def twice(fn):
+        """fn(group) run over xnic and over gloo: (xnic's, gloo's)."""
+        return fn(None), fn(gl)
+
+    out = torch.empty(5)
+    dist.reduce_scatter(out, [torch.arange(5.) + 10 * rank + d
+                              for d in range(n)])
+    checks["reduce_scatter"] = torch.equal(
+        out, sum(torch.arange(5.) + 10 * r + rank for r in range(n)))
+    out = torch.empty(3, dtype=torch.int64)
+    dist.reduce_scatter_tensor(out, torch.arange(3 * n) * (rank + 1))
+    checks["reduce_scatter_tensor (int64)"] = torch.equal(
+        out, torch.arange(3 * rank, 3 * rank + 3) * (n * (n + 1) // 2))
+
+    def gather(g):
+        lst = [torch.empty(4) for _ in range(n)] if rank == 0 else None
+        dist.gather(torch.full((4,), 1.5 * rank), lst, dst=0, group=g)
+        return lst
+    x, g = twice(gather)
+    checks["gather"] = rank != 0 or (
+        all(torch.equal(a, b) for a, b in zip(x, g)) and
+        all(bool((t == 1.5 * r).all()) for r, t in enumerate(x)))
+
+    def scatter(g):
+        o = torch.empty(3, dtype=torch.int32)
+        lst = [torch.full((3,), 7 * r, dtype=torch.int32)
+               for r in range(n)] if rank == n - 1 else None
+        dist.scatter(o, lst, src=n - 1, group=g)
+        return o
+    x, g = twice(scatter)
+    checks["scatter"] = torch.equal(x, g) and bool((x == 7 * rank).all())
+
+    # Rank r sends r + d + 1 rows of 2 to rank d, valued 100 r + d.
+    def a2a(g):
+        isp = [rank + d + 1 for d in range(n)]
+        osp = [r + rank + 1 for r in range(n)]
+        inp = torch.cat([torch.full((k, 2), 100. * rank + d)
+                         for d, k in enumerate(isp)])
+        o = torch.empty(sum(osp), 2)
+        dist.all_to_all_single(o, inp, output_split_sizes=osp,
+                               input_split_sizes=isp, group=g)
+        return o
+    x, g = twice(a2a)
+    want = torch.cat([torch.full((r + rank + 1, 2), 100. * r + rank)
+                      for r in range(n)])
+    checks["all_to_all_single (uneven splits)"] = (
+        torch.equal(x, g) and torch.equal(x, want))
+    outs = [torch.empty(rank + 2, dtype=torch.int16) for _ in range(n)]
+    dist.all_to_all(outs, [torch.full((d + 2,), 10 * rank + d,
+                                      dtype=torch.int16) for d in range(n)])
+    checks["all_to_all (list)"] = all(
+        bool((o == 10 * r + rank).all()) for r, o in enumerate(outs))
+    dist.destroy_process_group(gl)

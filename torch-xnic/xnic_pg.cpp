@@ -42,6 +42,8 @@ int collDtype(const at::Tensor& t) {
   return -1;
 }
 
+}  // namespace
+
 // Throws the communicator's error, naming what failed.
 void check(struct xnic_comm* comm, int err, const char* what) {
   if (err)
@@ -61,8 +63,6 @@ std::string badTensor(const at::Tensor& t) {
     return "a sparse tensor (xnic takes dense tensors)";
   return "";
 }
-
-}  // namespace
 
 // ------------------------------ Work -------------------------------
 
@@ -446,8 +446,7 @@ void ProcessGroupXnic::allreduceNow(struct xnic_comm* comm, at::Tensor& t,
     t.copy_(c);
 }
 
-// Whether xnic can do @op on tensors like @t; if not, *why says what.
-static bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
+bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
                         std::string* why) {
   switch (op) {
     case c10d::ReduceOp::SUM:

@@ -107,6 +107,29 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
       const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(
       const c10d::BarrierOptions& opts) override;
+  // xnic_pg_ops.cpp: correct for every dtype, not fast.
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(
+      std::vector<at::Tensor>& outputs,
+      std::vector<std::vector<at::Tensor>>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(
+      std::vector<std::vector<at::Tensor>>& outputs,
+      std::vector<at::Tensor>& inputs,
+      const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(
+      std::vector<at::Tensor>& outputs,
+      std::vector<std::vector<at::Tensor>>& inputs,
+      const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(
+      at::Tensor& output, at::Tensor& input,
+      std::vector<int64_t>& outSplits, std::vector<int64_t>& inSplits,
+      const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllToAllOptions& opts) override;
 
   // Finish the queued collectives, then free the communicators (waiting
   // for this rank's writes still in flight); later calls fail.
@@ -147,6 +170,9 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
                     c10d::ReduceOp op);
   void gatherNow(struct xnic_comm* comm, const at::Tensor& in,
                  at::Tensor& flat);
+  void allToAllNow(struct xnic_comm* comm, at::Tensor in, at::Tensor out,
+                   int64_t row, const std::vector<int64_t>& inSplits,
+                   const std::vector<int64_t>& outSplits);
 
   std::string device_;
   std::vector<std::unique_ptr<Stream>> streams_;
@@ -157,6 +183,13 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
   std::mutex timesMutex_;
   std::vector<OpTimes> times_;
 };
+
+// Throws the communicator's error (a negative errno @err), naming @what.
+void check(struct xnic_comm* comm, int err, const char* what);
+// Why a tensor cannot take part ("" when it can).
+std::string badTensor(const at::Tensor& t);
+// Whether xnic can do @op on tensors like @t; if not, *why says what.
+bool opSupported(c10d::ReduceOp op, const at::Tensor& t, std::string* why);
 
 // This rank's device: $XNIC_DEVICE (a name, or a comma-separated list
 // indexed by $LOCAL_RANK), else the one xnic device this node sees.

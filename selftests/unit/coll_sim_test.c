@@ -14,7 +14,10 @@
  * trips), back-to-back collectives of mixed kinds without barriers,
  * broadcast from every root, barrier, a rank that fails during set-up,
  * a rank that never shows up (timeout), ranks that disagree on the count
- * (protocol error), and the TCP bootstrap. Runs under ASan and UBSan.
+ * (protocol error), the TCP bootstrap, and the non-blocking API: several
+ * communicators with all-reduces, broadcasts and barriers in flight at
+ * once and queued on each, finished by waitall or by test loops. Runs
+ * under ASan and UBSan.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -29,7 +32,9 @@
 #include "coll/coll_logic.c"
 #include "coll/error.c"
 #include "coll/progress.c"
+#include "coll/request.c"
 #include "coll/ops.c"
+#include "coll/connect.c"
 #include "coll/comm.c"
 #include "coll/bootstrap_tcp.c"
 
@@ -60,6 +65,8 @@ struct sim_qp {
 	uint32_t remote_qpn;
 	bool rts;
 	bool error;
+	bool cm_tied;		/* connected by the (fake) CM */
+	bool disconnected;	/* the peer's DREQ came: flush everything */
 };
 
 static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -238,12 +245,47 @@ int xnic_connect_qp(struct xnic_qp *qp, uint32_t remote_node,
 	return 0;
 }
 
+static struct sim_qp *sim_find(uint32_t node, uint32_t qpn);
+
+/*
+ * A tied QP leaves (destroyed, or moved to error): its peer gets the
+ * DREQ, goes to error with reason DISCONNECTED, and the engine flushes
+ * its work requests. Called with sim_lock held.
+ */
+static void sim_disconnect(struct sim_qp *s)
+{
+	struct sim_qp *t;
+
+	if (!s->cm_tied)
+		return;
+	s->cm_tied = false;
+	t = sim_find(s->remote_node, s->remote_qpn);
+	if (!t || !t->cm_tied)
+		return;
+	t->cm_tied = false;
+	t->error = true;
+	t->disconnected = true;
+}
+
 int xnic_modify_qp_err(struct xnic_qp *qp)
 {
 	pthread_mutex_lock(&sim_lock);
 	((struct sim_qp *)qp)->error = true;
+	sim_disconnect((struct sim_qp *)qp);
 	pthread_mutex_unlock(&sim_lock);
 	return 0;
+}
+
+uint32_t xnic_qp_err_reason(const struct xnic_qp *qp)
+{
+	const struct sim_qp *s = (const struct sim_qp *)qp;
+	uint32_t r;
+
+	pthread_mutex_lock(&sim_lock);
+	r = s->disconnected ? XNIC_QP_ERR_DISCONNECTED :
+	    s->error ? XNIC_QP_ERR_USER : XNIC_QP_ERR_NONE;
+	pthread_mutex_unlock(&sim_lock);
+	return r;
 }
 
 int xnic_qp_wakeup(struct xnic_qp *qp)
@@ -276,6 +318,7 @@ void xnic_close(struct xnic_ctx *ctx)
 
 		if (!s || s->qp.ctx != ctx)
 			continue;
+		sim_disconnect(s);
 		cq = s->qp.send_cq;
 		free(s->qp.sq_map);
 		free(s->qp.rq_map);
@@ -290,6 +333,218 @@ void xnic_close(struct xnic_ctx *ctx)
 	for (k = 0; k < ctx->nmrs; k++)
 		free(ctx->mrs[k]);
 	free(ctx);
+}
+
+/* ========================== the fake CM ============================ */
+
+#define SIM_CM_REQS	64
+
+struct xnic_cm_listener {
+	uint32_t node;
+	uint64_t sid;
+};
+
+/* A connection in progress: pending, seen, accepted, refused. */
+enum { CMR_FREE, CMR_PENDING, CMR_SEEN, CMR_ACCEPTED, CMR_REFUSED };
+
+struct sim_cm_conn {
+	int state;
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	uint32_t acc_qpn;
+	uint32_t priv_len;
+	uint8_t priv[XNIC_CM_PRIVATE_MAX];
+};
+
+static struct xnic_cm_listener *sim_listeners[SIM_MAX_QPS];
+static struct sim_cm_conn sim_conns[SIM_CM_REQS];
+static pthread_cond_t sim_cm_cond = PTHREAD_COND_INITIALIZER;
+
+static void sim_deadline(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+int xnic_cm_listen(struct xnic_ctx *ctx, uint64_t service_id,
+		   struct xnic_cm_listener **lp)
+{
+	struct xnic_cm_listener *l = calloc(1, sizeof(*l));
+	int k, free_k = -1;
+
+	if (!l)
+		return -ENOMEM;
+	l->node = ctx->attr.node_id;
+	l->sid = service_id;
+	pthread_mutex_lock(&sim_lock);
+	for (k = 0; k < SIM_MAX_QPS; k++) {
+		if (sim_listeners[k] && sim_listeners[k]->node == l->node &&
+		    sim_listeners[k]->sid == l->sid) {
+			pthread_mutex_unlock(&sim_lock);
+			free(l);
+			return -EADDRINUSE;
+		}
+		if (!sim_listeners[k] && free_k < 0)
+			free_k = k;
+	}
+	sim_listeners[free_k] = l;
+	pthread_mutex_unlock(&sim_lock);
+	*lp = l;
+	return 0;
+}
+
+void xnic_cm_unlisten(struct xnic_cm_listener *l)
+{
+	int k;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&sim_lock);
+	for (k = 0; k < SIM_MAX_QPS; k++)
+		if (sim_listeners[k] == l)
+			sim_listeners[k] = NULL;
+	for (k = 0; k < SIM_CM_REQS; k++)
+		if (sim_conns[k].l == l && (sim_conns[k].state == CMR_PENDING ||
+					    sim_conns[k].state == CMR_SEEN))
+			sim_conns[k].state = CMR_REFUSED;
+	pthread_cond_broadcast(&sim_cm_cond);
+	pthread_mutex_unlock(&sim_lock);
+	free(l);
+}
+
+int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
+		    uint64_t service_id, const void *priv, size_t len,
+		    int timeout_ms, struct xnic_cm_reply *reply)
+{
+	struct sim_qp *s = (struct sim_qp *)qp;
+	struct xnic_cm_listener *l = NULL;
+	struct sim_cm_conn *c = NULL;
+	struct timespec ts;
+	int k, err = 0;
+
+	memset(reply, 0, sizeof(*reply));
+	sim_deadline(&ts, timeout_ms);
+	pthread_mutex_lock(&sim_lock);
+	for (k = 0; k < SIM_MAX_QPS && !l; k++)
+		if (sim_listeners[k] && sim_listeners[k]->node == node &&
+		    sim_listeners[k]->sid == service_id)
+			l = sim_listeners[k];
+	for (k = 0; k < SIM_CM_REQS && l && !c; k++)
+		if (sim_conns[k].state == CMR_FREE)
+			c = &sim_conns[k];
+	if (!l || !c) {
+		pthread_mutex_unlock(&sim_lock);
+		reply->reject_reason = l ? XNIC_CM_REJ_NO_RESOURCES :
+					   XNIC_CM_REJ_NO_LISTENER;
+		return -ECONNREFUSED;
+	}
+	memset(c, 0, sizeof(*c));
+	c->state = CMR_PENDING;
+	c->l = l;
+	c->req.listener = l;
+	c->req.id = (uint32_t)(c - sim_conns);
+	c->req.remote_node = ctx->attr.node_id;
+	c->req.service_id = service_id;
+	c->req.remote_qpn = qp->qpn;
+	c->req.private_len = (uint32_t)len;
+	memcpy(c->req.private_data, priv, len);
+	pthread_cond_broadcast(&sim_cm_cond);
+	while (c->state == CMR_PENDING || c->state == CMR_SEEN)
+		if (pthread_cond_timedwait(&sim_cm_cond, &sim_lock, &ts))
+			break;
+	if (c->state == CMR_ACCEPTED) {
+		s->remote_node = node;
+		s->remote_qpn = c->acc_qpn;
+		s->rts = true;
+		s->cm_tied = true;
+		reply->remote_qpn = c->acc_qpn;
+		reply->private_len = c->priv_len;
+		memcpy(reply->private_data, c->priv, c->priv_len);
+	} else if (c->state == CMR_REFUSED) {
+		reply->reject_reason = XNIC_CM_REJ_USER;
+		err = -ECONNREFUSED;
+	} else {
+		err = -ETIMEDOUT;
+	}
+	c->state = CMR_FREE;
+	pthread_mutex_unlock(&sim_lock);
+	return err;
+}
+
+int xnic_cm_get_request(struct xnic_cm_listener *l, struct xnic_cm_req *req,
+			int timeout_ms)
+{
+	struct timespec ts;
+	int k;
+
+	sim_deadline(&ts, timeout_ms);
+	pthread_mutex_lock(&sim_lock);
+	for (;;) {
+		for (k = 0; k < SIM_CM_REQS; k++) {
+			if (sim_conns[k].l == l &&
+			    sim_conns[k].state == CMR_PENDING) {
+				sim_conns[k].state = CMR_SEEN;
+				*req = sim_conns[k].req;
+				pthread_mutex_unlock(&sim_lock);
+				return 0;
+			}
+		}
+		if (pthread_cond_timedwait(&sim_cm_cond, &sim_lock, &ts))
+			break;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	return -ETIMEDOUT;
+}
+
+static int sim_cm_answer(struct xnic_cm_req *req, struct xnic_qp *qp,
+			 const void *priv, size_t len)
+{
+	struct sim_cm_conn *c = &sim_conns[req->id];
+	struct sim_qp *s = (struct sim_qp *)qp;
+	int err = 0;
+
+	pthread_mutex_lock(&sim_lock);
+	if (c->state != CMR_SEEN || c->l != req->listener) {
+		err = -ENOENT;
+	} else if (qp) {
+		s->remote_node = req->remote_node;
+		s->remote_qpn = req->remote_qpn;
+		s->rts = true;
+		s->cm_tied = true;
+		c->acc_qpn = qp->qpn;
+		c->priv_len = (uint32_t)len;
+		memcpy(c->priv, priv, len);
+		c->state = CMR_ACCEPTED;
+	} else {
+		c->state = CMR_REFUSED;
+	}
+	pthread_cond_broadcast(&sim_cm_cond);
+	pthread_mutex_unlock(&sim_lock);
+	return err;
+}
+
+int xnic_cm_accept(struct xnic_cm_req *req, struct xnic_qp *qp,
+		   const void *priv, size_t len, int timeout_ms)
+{
+	(void)timeout_ms;
+	return sim_cm_answer(req, qp, priv, len);
+}
+
+int xnic_cm_reject(struct xnic_cm_req *req, const void *priv, size_t len)
+{
+	(void)priv;
+	(void)len;
+	return sim_cm_answer(req, NULL, NULL, 0);
+}
+
+const char *xnic_cm_reject_str(unsigned int reason)
+{
+	return reason == XNIC_CM_REJ_NO_LISTENER ? "nobody listens" : "refused";
 }
 
 /* ============================ the engine ============================ */
@@ -418,6 +673,41 @@ fail:
 	return true;
 }
 
+/* Complete every posted work request of @s with FLUSH_ERR. */
+static bool sim_flush(struct sim_qp *s)
+{
+	uint32_t prod;
+	bool any = false;
+
+	prod = __atomic_load_n(&s->qp.rq.hdr->producer, __ATOMIC_ACQUIRE);
+	while (s->rq_kidx != prod) {
+		struct xnic_rq_wqe rw = ((struct xnic_rq_wqe *)
+			s->qp.rq.wqes)[s->rq_kidx & s->qp.rq.mask];
+
+		s->rq_kidx++;
+		sim_cqe(s->qp.recv_cq, &(struct xnic_cqe) {
+			.wr_id = rw.wr_id, .opcode = XNIC_WC_RECV,
+			.status = XNIC_WC_WR_FLUSH_ERR, .qp_num = s->qp.qpn,
+		});
+		any = true;
+	}
+	prod = __atomic_load_n(&s->qp.sq.hdr->producer, __ATOMIC_ACQUIRE);
+	while (s->sq_kidx != prod) {
+		struct xnic_sq_wqe w = ((struct xnic_sq_wqe *)
+			s->qp.sq.wqes)[s->sq_kidx & s->qp.sq.mask];
+
+		s->sq_kidx++;
+		__atomic_store_n(&s->qp.sq.hdr->consumer, s->sq_kidx,
+				 __ATOMIC_RELEASE);
+		sim_cqe(s->qp.send_cq, &(struct xnic_cqe) {
+			.wr_id = w.wr_id, .opcode = XNIC_WC_RDMA_WRITE,
+			.status = XNIC_WC_WR_FLUSH_ERR, .qp_num = s->qp.qpn,
+		});
+		any = true;
+	}
+	return any;
+}
+
 static void *sim_engine(void *arg)
 {
 	(void)arg;
@@ -439,6 +729,10 @@ static void *sim_engine(void *arg)
 				s->rq_shown = s->rq_kidx;
 				__atomic_store_n(&s->qp.rq.hdr->consumer,
 						 s->rq_shown, __ATOMIC_RELEASE);
+			}
+			if (s->disconnected) {
+				busy |= sim_flush(s);
+				continue;
 			}
 			if (!s->rts || s->error)
 				continue;
@@ -467,7 +761,7 @@ static void *sim_engine(void *arg)
 
 /* ======================== in-memory bootstrap ======================= */
 
-#define MEM_BS_CALLS	8
+#define MEM_BS_CALLS	16
 
 struct mem_bs_shared {
 	pthread_mutex_t lock;
@@ -525,7 +819,8 @@ static const struct xnic_bootstrap_ops mem_bs_ops = {
 
 /* ============================== ranks =============================== */
 
-enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV };
+enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV, SC_CONCURRENT,
+       SC_DEATH };
 
 struct scenario {
 	int kind;
@@ -547,6 +842,7 @@ struct rank_arg {
 	int rank;
 	int ret;		/* first error */
 	int init_ret;
+	int elapsed_ms;
 	char msg[XNIC_COLL_ERRLEN];
 	uint64_t bad;		/* wrong elements */
 };
@@ -663,6 +959,148 @@ static int one_bcast(struct rank_arg *a, struct xnic_comm *c, size_t bytes,
 	return note(a, err, c);
 }
 
+#define NB_COMMS	3
+#define NB_PER_COMM	3
+
+/*
+ * The non-blocking API: NB_COMMS communicators, NB_PER_COMM all-reduces
+ * queued on each (odd counts: 1, fewer than ranks, primes; both types;
+ * in place and not), a broadcast and a barrier behind them; finished by
+ * waitall (@by_test false) or by calling test on each in turn.
+ */
+static void nb_round(struct rank_arg *a, struct xnic_comm **comms,
+		     bool by_test)
+{
+	static const size_t counts[] = { 1, 2, 1009, 3, 10007, 7, 4099, 5, 13 };
+	struct xnic_coll_req *reqs[NB_COMMS * (NB_PER_COMM + 2)] = { NULL };
+	void *bufs[NB_COMMS * NB_PER_COMM] = { NULL };
+	unsigned char bc[NB_COMMS][777];
+	int i, k, n = 0, err, left, dt;
+	size_t cnt, j;
+
+	for (k = 0; k < NB_COMMS; k++) {
+		for (i = 0; i < NB_PER_COMM; i++) {
+			int b = k * NB_PER_COMM + i;
+
+			dt = b & 1;
+			cnt = counts[b];
+			if (cnt == 2)
+				cnt = (size_t)a->sc->nranks - 1;
+			bufs[b] = malloc(cnt * 4 + 4);
+			if (!bufs[b]) {
+				note(a, -ENOMEM, NULL);
+				goto out;
+			}
+			fill(bufs[b], dt, cnt, a->rank, (unsigned int)b);
+			err = xnic_allreduce_start(comms[k], bufs[b], bufs[b],
+						   cnt, dt, XNIC_COLL_SUM,
+						   &reqs[n]);
+			if (note(a, err, comms[k]))
+				goto out;
+			n++;
+		}
+		for (j = 0; j < sizeof(bc[k]); j++)
+			bc[k][j] = a->rank == k % a->sc->nranks ?
+				   (unsigned char)mix64(j + (size_t)k) : 0xee;
+		err = xnic_broadcast_start(comms[k], bc[k], sizeof(bc[k]),
+					   k % a->sc->nranks, &reqs[n]);
+		if (note(a, err, comms[k]))
+			goto out;
+		n++;
+		err = xnic_barrier_start(comms[k], &reqs[n]);
+		if (note(a, err, comms[k]))
+			goto out;
+		n++;
+	}
+	if (by_test) {
+		do {
+			left = 0;
+			for (i = 0; i < n; i++) {
+				err = xnic_coll_test(reqs[i]);
+				if (err < 0) {
+					note(a, err, reqs[i]->comm);
+					goto out;
+				}
+				left += !err;
+			}
+		} while (left);
+		for (i = 0; i < n; i++)
+			xnic_coll_req_free(reqs[i]);
+	} else {
+		note(a, xnic_coll_waitall(reqs, n), NULL);
+	}
+	n = 0;
+	for (k = 0; !a->ret && k < NB_COMMS; k++) {
+		for (i = 0; i < NB_PER_COMM; i++) {
+			int b = k * NB_PER_COMM + i;
+
+			cnt = counts[b] == 2 ? (size_t)a->sc->nranks - 1 :
+					       counts[b];
+			a->bad += check(bufs[b], b & 1, cnt, a->sc->nranks,
+					(unsigned int)b);
+		}
+		for (j = 0; j < sizeof(bc[k]); j++)
+			if (bc[k][j] != (unsigned char)mix64(j + (size_t)k))
+				a->bad++;
+	}
+out:
+	for (i = 0; i < n; i++)
+		xnic_coll_req_free(reqs[i]);
+	for (i = 0; i < NB_COMMS * NB_PER_COMM; i++)
+		free(bufs[i]);
+}
+
+static void nb_main(struct rank_arg *a, struct xnic_comm *c,
+		    struct xnic_comm_cfg *cfg)
+{
+	struct xnic_comm *comms[NB_COMMS] = { c };
+	int k;
+
+	for (k = 1; k < NB_COMMS; k++) {
+		a->init_ret = xnic_comm_init(&comms[k], cfg);
+		if (a->init_ret) {
+			snprintf(a->msg, sizeof(a->msg), "%s",
+				 xnic_comm_strerror(NULL));
+			goto out;
+		}
+	}
+	nb_round(a, comms, false);
+	if (!a->ret)
+		nb_round(a, comms, true);
+out:
+	for (k = 1; k < NB_COMMS; k++)
+		xnic_comm_destroy(comms[k]);
+}
+
+/*
+ * The last rank leaves (destroys its communicator, as a dying process's
+ * QPs are destroyed) while the others are in an all-reduce, queued
+ * behind another; they must fail at once naming it, and so must the
+ * collective after.
+ */
+static void death_main(struct rank_arg *a, struct xnic_comm *c)
+{
+	struct xnic_coll_req *q[2];
+	float x[1000];
+	uint64_t t0;
+	int err;
+
+	note(a, xnic_barrier(c), c);
+	if (a->ret || a->rank == a->sc->nranks - 1)
+		return;		/* rank_main destroys it */
+	fill(x, XNIC_COLL_FLOAT32, 1000, a->rank, 1);
+	t0 = xnic_coll_now_ns();
+	if (note(a, xnic_allreduce_start(c, x, x, 1000, XNIC_COLL_FLOAT32,
+					 XNIC_COLL_SUM, &q[0]), c) ||
+	    note(a, xnic_barrier_start(c, &q[1]), c))
+		return;
+	err = xnic_coll_waitall(q, 2);
+	a->elapsed_ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
+	note(a, err, c);
+	if (xnic_barrier(c) != err)
+		a->bad++;	/* the failure sticks */
+}
+
 static void *rank_main(void *arg)
 {
 	struct rank_arg *a = arg;
@@ -744,6 +1182,12 @@ static void *rank_main(void *arg)
 	case SC_MISMATCH:
 		one_allreduce(a, c, sc->count + (size_t)a->rank, sc->dtype,
 			      false, 1);
+		break;
+	case SC_CONCURRENT:
+		nb_main(a, c, &cfg);
+		break;
+	case SC_DEATH:
+		death_main(a, c);
 		break;
 	}
 	xnic_comm_destroy(c);
@@ -873,6 +1317,62 @@ TEST(mixed_collectives_without_barriers)
 	for (n = 2; n <= 5; n++)
 		run_data(_metadata, SC_MIXED, n, 5000, 0, false, 256, 2);
 	run_data(_metadata, SC_MIXED, 3, 77, 0, false, 4, 1);
+}
+
+TEST(nonblocking_concurrent_comms)
+{
+	int n;
+
+	for (n = 1; n <= 4; n++)
+		run_data(_metadata, SC_CONCURRENT, n, 0, 0, false, 1024, 2);
+	run_data(_metadata, SC_CONCURRENT, 3, 0, 0, false, 64, 1);
+}
+
+TEST(nonblocking_bad_arguments)
+{
+	struct xnic_comm_cfg cfg = { .rank = 0, .nranks = 1 };
+	struct xnic_coll_req *q = (void *)1;
+	struct xnic_comm *c;
+	float x[3] = { 1, 2, 3 };
+
+	ASSERT_EQ(0, xnic_comm_init(&c, &cfg));
+	EXPECT_EQ(-EINVAL, xnic_allreduce_start(c, x, x, 3, 9, XNIC_COLL_SUM,
+						&q));
+	EXPECT_EQ(NULL, q);
+	EXPECT_EQ(-EINVAL, xnic_allreduce_start(c, x, x, 3, XNIC_COLL_FLOAT32,
+						XNIC_COLL_SUM, NULL));
+	EXPECT_EQ(-EINVAL, xnic_broadcast_start(c, x, 4, 5, &q));
+	EXPECT_EQ(-EINVAL, xnic_coll_test(NULL));
+	EXPECT_EQ(-EINVAL, xnic_coll_wait(NULL));
+	EXPECT_EQ(-EINVAL, xnic_coll_waitall(NULL, 2));
+	EXPECT_EQ(0, xnic_coll_waitall(NULL, 0));
+	/* one rank: done at once */
+	ASSERT_EQ(0, xnic_barrier_start(c, &q));
+	EXPECT_EQ(1, xnic_coll_test(q));
+	xnic_coll_req_free(q);
+	xnic_comm_destroy(c);
+}
+
+TEST(dead_rank_fails_fast)
+{
+	struct scenario sc = {
+		.kind = SC_DEATH, .nranks = 3, .timeout_ms = 20000,
+	};
+	struct rank_arg args[3];
+	int r;
+
+	run(_metadata, &sc, args);
+	for (r = 0; r < 2; r++) {
+		TH_LOG("rank %d: %d after %d ms: %s", r, args[r].ret,
+		       args[r].elapsed_ms, args[r].msg);
+		EXPECT_EQ(0, args[r].init_ret);
+		EXPECT_EQ(-ECONNRESET, args[r].ret);
+		EXPECT_NE(NULL, strstr(args[r].msg, "rank 2 (node 3) is gone"));
+		/* far below the 20 s timeout (loose: a loaded host) */
+		EXPECT_LT(args[r].elapsed_ms, 10000);
+		EXPECT_EQ(0, args[r].bad);
+	}
+	EXPECT_EQ(0, args[2].ret);
 }
 
 TEST(setup_failure_reaches_every_rank)

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libxniccoll - requests: the non-blocking collectives' queue per
+ * communicator, test, wait and waitall. A communicator runs one
+ * collective at a time (its channel counters and shard tables belong to
+ * the active one), the head of its queue; the others wait behind it in
+ * start order. Concurrency comes from several communicators, each with
+ * its own QPs, advanced in turn by waitall.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "priv.h"
+
+/**
+ * xnic_coll_req_new() - allocate a request (queued state)
+ * @c: its communicator
+ * @name: the collective, for messages
+ * @w: how it runs
+ * Return: the request, or NULL (message set) when out of memory.
+ */
+struct xnic_coll_req *xnic_coll_req_new(struct xnic_comm *c,
+					const char *name,
+					const struct xnic_coll_waiter *w)
+{
+	struct xnic_coll_req *q = calloc(1, sizeof(*q));
+
+	if (!q) {
+		xnic_coll_seterr(c, -ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	q->comm = c;
+	q->name = name;
+	q->w = w;
+	return q;
+}
+
+/**
+ * xnic_coll_submit() - queue a request on its communicator
+ * @c: communicator
+ * @q: request from xnic_coll_req_new(); NULL w: already done (err 0)
+ * @reqp: where the caller gets it
+ * Return: 0.
+ */
+int xnic_coll_submit(struct xnic_comm *c, struct xnic_coll_req *q,
+		     struct xnic_coll_req **reqp)
+{
+	if (!q->w) {
+		q->state = XNIC_COLL_REQ_DONE;
+	} else if (c->tail) {
+		c->tail->next = q;
+		c->tail = q;
+	} else {
+		c->head = c->tail = q;
+	}
+	*reqp = q;
+	return 0;
+}
+
+/* Take the head off the queue, done with @err. */
+static void xnic_coll_pop(struct xnic_comm *c, int err)
+{
+	struct xnic_coll_req *q = c->head;
+
+	c->head = q->next;
+	if (!c->head)
+		c->tail = NULL;
+	q->next = NULL;
+	q->state = XNIC_COLL_REQ_DONE;
+	q->err = err;
+}
+
+/*
+ * One pass without blocking: reap the CQ, run the active collective,
+ * start the next one when it finishes. A failure breaks the
+ * communicator (xnic_coll_fail()) and ends every queued request with it.
+ * Sets c->progress when anything moved.
+ */
+static void xnic_coll_advance(struct xnic_comm *c)
+{
+	uint64_t tmo = (uint64_t)c->timeout_ms * 1000000ULL, t;
+	struct xnic_coll_req *q;
+	char desc[160];
+	int ret;
+
+	c->progress = false;
+	c->need_poll = false;
+	while ((q = c->head)) {
+		if (c->failed) {
+			xnic_coll_pop(c, c->failed);
+			continue;
+		}
+		if (q->state == XNIC_COLL_REQ_QUEUED) {
+			q->state = XNIC_COLL_REQ_ACTIVE;
+			q->w->begin(c, q);
+			c->last_ns = xnic_coll_now_ns();
+		}
+		ret = xnic_coll_poll(c);
+		if (!ret)
+			ret = q->w->step(c, q);
+		/* A peer left: an error if we still need it. */
+		if (!ret && c->gone)
+			ret = xnic_coll_gone_check(c, q);
+		if (ret > 0) {
+			xnic_coll_pop(c, 0);
+			c->progress = true;
+			continue;
+		}
+		t = xnic_coll_now_ns();
+		if (!ret && c->progress) {
+			c->last_ns = t;
+			return;
+		}
+		if (!ret && t - c->last_ns >= tmo) {
+			q->w->describe(c, q, desc, sizeof(desc));
+			ret = xnic_coll_seterr(c, -ETIMEDOUT,
+					       "%s: no progress for %d ms: %s",
+					       q->name, c->timeout_ms, desc);
+		}
+		if (!ret)
+			return;
+		xnic_coll_fail(c, ret);
+	}
+}
+
+static int xnic_coll_result(const struct xnic_coll_req *q)
+{
+	if (q->state != XNIC_COLL_REQ_DONE)
+		return 0;
+	return q->err ? q->err : 1;
+}
+
+int xnic_coll_test(struct xnic_coll_req *req)
+{
+	if (!req)
+		return xnic_coll_seterr(NULL, -EINVAL, "test: no request");
+	if (req->state != XNIC_COLL_REQ_DONE)
+		xnic_coll_advance(req->comm);
+	return xnic_coll_result(req);
+}
+
+/*
+ * Nothing moved: busy-poll for spin_us after the last progress, then
+ * sleep on the CQ until a completion (at most 1 ms while a full SQ or RQ
+ * is pending, which raises no completion; at most @cap_ms anyway).
+ */
+static int xnic_coll_idle(struct xnic_comm *c, int cap_ms)
+{
+	uint64_t t = xnic_coll_now_ns(), idle = t - c->last_ns;
+	uint64_t tmo = (uint64_t)c->timeout_ms * 1000000ULL;
+	int ms, ret;
+
+	if (idle < (uint64_t)c->spin_us * 1000ULL || idle >= tmo)
+		return 0;
+	ms = (int)((tmo - idle + 999999) / 1000000);
+	if (c->need_poll && ms > 1)
+		ms = 1;
+	if (ms > cap_ms)
+		ms = cap_ms;
+	ret = xnic_cq_wait(c->cq, ms);
+	if (ret && ret != -ETIMEDOUT && ret != -EINTR)
+		return xnic_coll_seterr(c, ret, "waiting on the CQ: %s",
+					xnic_strerror(ret));
+	return 0;
+}
+
+int xnic_coll_wait(struct xnic_coll_req *req)
+{
+	struct xnic_coll_req *reqs[1] = { req };
+
+	if (!req)
+		return xnic_coll_seterr(NULL, -EINVAL, "wait: no request");
+	return xnic_coll_waitall(reqs, 1);
+}
+
+int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
+{
+	struct xnic_comm *sleep_on;
+	bool moved;
+	int i, ret;
+
+	if (n > 0 && !reqs)
+		return xnic_coll_seterr(NULL, -EINVAL, "waitall: no requests");
+	for (;;) {
+		moved = false;
+		sleep_on = NULL;
+		for (i = 0; i < n; i++) {
+			struct xnic_coll_req *q = reqs[i];
+
+			if (!q || q->state == XNIC_COLL_REQ_DONE)
+				continue;
+			xnic_coll_advance(q->comm);
+			moved |= q->comm->progress;
+			if (q->state != XNIC_COLL_REQ_DONE && !sleep_on)
+				sleep_on = q->comm;
+		}
+		if (!sleep_on)
+			break;
+		if (moved)
+			continue;
+		ret = xnic_coll_idle(sleep_on, n > 1 ? 1 : 1000);
+		if (ret)
+			xnic_coll_fail(sleep_on, ret);
+	}
+	ret = 0;
+	for (i = 0; i < n; i++) {
+		if (!reqs[i])
+			continue;
+		if (!ret && reqs[i]->err) {
+			ret = reqs[i]->err;
+			/* Its communicator's message is the one to read. */
+			if (reqs[i]->comm)
+				xnic_coll_seterr(NULL, ret, "%s",
+						 reqs[i]->comm->err);
+		}
+		free(reqs[i]);
+		reqs[i] = NULL;
+	}
+	return ret;
+}
+
+/**
+ * xnic_coll_cancel_all() - end every unfinished request of a communicator
+ * @c: communicator being destroyed
+ *
+ * They complete with -ECANCELED and forget @c, so that freeing them later
+ * is safe.
+ */
+void xnic_coll_cancel_all(struct xnic_comm *c)
+{
+	struct xnic_coll_req *q;
+
+	while ((q = c->head)) {
+		xnic_coll_pop(c, -ECANCELED);
+		q->comm = NULL;
+	}
+}
+
+void xnic_coll_req_free(struct xnic_coll_req *req)
+{
+	if (req && req->state != XNIC_COLL_REQ_DONE)
+		xnic_coll_wait(req);
+	else
+		free(req);
+}
