@@ -28,7 +28,7 @@ int xnic_cm_listen(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	struct xnic_cm_listener *l;
 	int err = 0;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), XNIC_GFP_ACCOUNT);
 	if (!l)
 		return -ENOMEM;
 	l->service_id = service_id;
@@ -122,7 +122,7 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		return -EINVAL;
 	if (xnic_peer_unreachable(xdev, a->node))
 		return -EHOSTUNREACH;
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), XNIC_GFP_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
 	c->state = XNIC_CMS_REQ_SENT;

@@ -43,7 +43,8 @@ static int xnic_mr_pages(struct xnic_mr *mr)
 	unsigned long i = 0;
 
 	mr->npages = ib_umem_num_pages(mr->umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages),
+			     XNIC_GFP_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
@@ -96,7 +97,7 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	    check_add_overflow(start, length, &end))
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), XNIC_GFP_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 

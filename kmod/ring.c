@@ -2,15 +2,13 @@
 /*
  * xnic - rings shared with userspace and their mmap entries.
  *
- * A ring is one vmalloc_user() allocation: a struct xnic_ring_hdr, then
- * 2^n fixed-size entries, rounded up to whole pages (uapi/xnic-abi.h).
+ * A ring is one xnic_vmalloc_user() allocation: a struct xnic_ring_hdr,
+ * then 2^n fixed-size entries, rounded up to whole pages (uapi/xnic-abi.h).
  * Userspace maps it with the key of an rdma_user_mmap entry (siw model).
  *
- * Ownership: until xnic_ring_map() succeeds the ring owns its memory;
- * after, the mmap entry does, and xnic_mmap_free() releases it once ib_core
- * has dropped the entry's last reference (rdma_user_mmap_entry_remove()
- * and any mmap() still in progress). Pages a process has already mapped
- * hold their own references, so a live mapping never sees freed memory.
+ * Rings are charged to the memory cgroup of the process that creates them
+ * (XNIC_GFP_ACCOUNT), so a cgroup's memory.max bounds what it can pin in
+ * the kernel: past it, the verb fails with -ENOMEM.
  */
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -21,12 +19,54 @@
 #include "verbs.h"
 
 /**
+ * xnic_vmalloc_user() - zeroed memory userspace can map, charged to memcg
+ * @size: bytes, at least 1; rounded up to whole pages
+ *
+ * Like vmalloc_user(), but every page (and the page array) is charged to
+ * the calling task's memory cgroup (XNIC_GFP_ACCOUNT). vmalloc_user()
+ * takes no gfp flags and __vmalloc_node_range() is not exported, so the
+ * pages are allocated here and mapped with vmap(VM_USERMAP |
+ * VM_MAP_PUT_PAGES): remap_vmalloc_range() accepts the area, and vfree()
+ * frees (and uncharges) the pages and the array.
+ *
+ * Context: process context, may sleep.
+ * Return: the memory, or NULL (out of memory, or over the cgroup's limit).
+ */
+void *xnic_vmalloc_user(size_t size)
+{
+	unsigned long i, n = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	struct page **pages;
+	void *addr;
+
+	if (!n || n > UINT_MAX)
+		return NULL;
+	pages = kvcalloc(n, sizeof(*pages), XNIC_GFP_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(XNIC_GFP_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	addr = vmap(pages, n, VM_MAP | VM_USERMAP | VM_MAP_PUT_PAGES,
+		    PAGE_KERNEL);
+	if (addr)
+		return addr;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
+/**
  * xnic_ring_alloc() - allocate a ring's shared memory
  * @ring: the ring, zeroed by the caller or freed before
  * @nr: entries, a power of two
  * @elem_size: bytes per entry
  *
- * The memory is zeroed: both indices start at 0 and no flag is set.
+ * The memory is zeroed: both indices start at 0 and no flag is set. It is
+ * charged to the caller's memory cgroup.
  *
  * Context: process context, may sleep.
  * Return: 0; -EINVAL for a zero or non power of two @nr or @elem_size, or
@@ -45,7 +85,7 @@ int xnic_ring_alloc(struct xnic_ring *ring, u32 nr, u32 elem_size)
 		return -EINVAL;
 	size = PAGE_ALIGN(size);
 
-	ring->buf = vmalloc_user(size);
+	ring->buf = xnic_vmalloc_user(size);
 	if (!ring->buf)
 		return -ENOMEM;
 	ring->hdr = ring->buf;
@@ -78,9 +118,9 @@ void xnic_ring_free(struct xnic_ring *ring)
 }
 
 /**
- * xnic_mmap_insert() - make vmalloc_user() memory mappable by a process
+ * xnic_mmap_insert() - make xnic_vmalloc_user() memory mappable by a process
  * @ibuc: the process's context
- * @address: vmalloc_user() memory, @size bytes
+ * @address: xnic_vmalloc_user() memory, @size bytes
  * @size: bytes, a multiple of PAGE_SIZE
  * @key: set to the mmap(2) offset userspace must use
  *
@@ -97,7 +137,7 @@ struct rdma_user_mmap_entry *xnic_mmap_insert(struct ib_ucontext *ibuc,
 	struct xnic_mmap_entry *entry;
 	int err;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc(sizeof(*entry), XNIC_GFP_ACCOUNT);
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
 	entry->address = address;

@@ -160,15 +160,15 @@ int xnic_tp_qp_init(struct xnic_qp *qp)
 			 XNIC_TX_MAX_WQE;
 	nm = qp->rq.nr ? min_t(u32, qp->rq.nr, XNIC_RX_MAX_MSG) :
 			 XNIC_RX_MAX_MSG;
-	tp = kvzalloc(sizeof(*tp), GFP_KERNEL);
+	tp = kvzalloc(sizeof(*tp), XNIC_GFP_ACCOUNT);
 	if (!tp)
 		return -ENOMEM;
 	tp->tx.nr_wqe = roundup_pow_of_two(nw);
 	tp->tx.wqes = kvcalloc(tp->tx.nr_wqe, sizeof(*tp->tx.wqes),
-			       GFP_KERNEL);
+			       XNIC_GFP_ACCOUNT);
 	tp->rx.nr_msg = roundup_pow_of_two(nm);
 	tp->rx.msgs = kvcalloc(tp->rx.nr_msg, sizeof(*tp->rx.msgs),
-			       GFP_KERNEL);
+			       XNIC_GFP_ACCOUNT);
 	if (!tp->tx.wqes || !tp->rx.msgs) {
 		kvfree(tp->tx.wqes);
 		kvfree(tp->rx.msgs);

@@ -67,7 +67,7 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	if (!mtu)
 		return -ENODEV;
 
-	page = vmalloc_user(PAGE_SIZE);
+	page = xnic_vmalloc_user(PAGE_SIZE);
 	if (!page)
 		return -ENOMEM;
 	/*

@@ -25,9 +25,9 @@
 struct xnic_dev;
 
 /**
- * struct xnic_mmap_entry - an rdma_user_mmap entry for vmalloc_user memory
+ * struct xnic_mmap_entry - an rdma_user_mmap entry for xnic_vmalloc_user() memory
  * @rdma_entry: ib_core's entry (key = mmap offset)
- * @address: vmalloc_user() memory. Once the entry is inserted it owns the
+ * @address: xnic_vmalloc_user() memory. Once the entry is inserted it owns the
  *	memory: xnic_mmap_free() vfree()s it when ib_core drops the entry's
  *	last reference, i.e. after rdma_user_mmap_entry_remove() and after any
  *	mmap() in progress. Pages already mapped into a process stay alive
@@ -40,7 +40,7 @@ struct xnic_mmap_entry {
 
 /**
  * struct xnic_ring - kernel view of a ring shared with userspace
- * @buf: vmalloc_user() memory: header, then @nr entries
+ * @buf: xnic_vmalloc_user() memory: header, then @nr entries
  * @hdr: == @buf
  * @entries: first entry
  * @nr: entries, a power of two
@@ -64,7 +64,7 @@ struct xnic_ring {
 /**
  * struct xnic_ucontext - one process's context on a device
  * @ibuc: ib_core's ucontext
- * @page: the shared struct xnic_ctx_page (vmalloc_user, PAGE_SIZE)
+ * @page: the shared struct xnic_ctx_page (xnic_vmalloc_user(), PAGE_SIZE)
  * @page_mmap: its mmap entry
  * @qps: db_index -> struct xnic_qp (xa_alloc_bh; lookups under the
  *	xarray's lock, so a QP found there still holds its table reference)
@@ -257,6 +257,7 @@ extern const struct ib_device_ops xnic_verbs_ops;
 u32 xnic_dev_payload_mtu(struct xnic_dev *xdev);
 
 /* ring.c */
+void *xnic_vmalloc_user(size_t size);
 int xnic_ring_alloc(struct xnic_ring *ring, u32 nr, u32 elem_size);
 void xnic_ring_free(struct xnic_ring *ring);
 int xnic_ring_map(struct xnic_ring *ring, struct ib_ucontext *ibuc, u64 *key);

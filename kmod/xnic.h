@@ -36,6 +36,14 @@
 /* Smallest payload a member link's MTU must leave room for, bytes. */
 #define XNIC_MIN_PAYLOAD	256
 
+/*
+ * Memory a process asks for through a verb (rings, transport tables, MR
+ * page arrays, CM records): charged to its memory cgroup, and at the
+ * cgroup's memory.max the verb fails with -ENOMEM (__GFP_RETRY_MAYFAIL)
+ * rather than waking the cgroup's OOM killer.
+ */
+#define XNIC_GFP_ACCOUNT	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL)
+
 struct xnic_bond_link;
 
 /**

@@ -22,6 +22,8 @@ const char *xnic_strerror(int err)
 		return "completion queue overflow: completions were lost; destroy its QPs and the CQ, and create a CQ with room for every outstanding work request";
 	case -ETIMEDOUT:
 		return "timed out";
+	case -ENOMEM:
+		return "out of memory (queue memory is charged to the caller's memory cgroup: its memory.max may be reached)";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}

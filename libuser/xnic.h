@@ -393,8 +393,10 @@ int xnic_dereg_mr(struct xnic_mr *mr);
  *	of two >= @entries, all usable (64 gives 64, 65 gives 128)
  * @cqp: the new CQ on success
  *
- * The CQ gets its own completion channel for xnic_cq_wait().
- * Return: 0; -EINVAL; -ENOMEM; -EPROTO for a malformed kernel answer;
+ * The CQ gets its own completion channel for xnic_cq_wait(). Its ring is
+ * kernel memory charged to the caller's memory cgroup.
+ * Return: 0; -EINVAL; -ENOMEM (also when the ring would take the caller's
+ * memory cgroup past its memory.max); -EPROTO for a malformed kernel answer;
  * -errno of a command or mmap().
  */
 int xnic_create_cq(struct xnic_ctx *ctx, unsigned int entries,
@@ -453,7 +455,11 @@ int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms);
  *	inline; a zero field also means its default); updated with the
  *	granted ones
  * @qpp: the new QP on success
- * Return: 0; -EINVAL for sizes beyond the device limits; -ENOMEM;
+ *
+ * The QP's rings and transport state are kernel memory charged to the
+ * caller's memory cgroup.
+ * Return: 0; -EINVAL for sizes beyond the device limits; -ENOMEM (also when
+ * they would take the caller's memory cgroup past its memory.max);
  * -EPROTO for a malformed kernel answer; -errno of the command or mmap().
  */
 int xnic_create_qp(struct xnic_pd *pd, struct xnic_cq *send_cq,

@@ -1,15 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# check.sh [--unit-only|--vm-only] - the body of `make check`: unit tests on
-# the host (ASan/UBSan) and the host scripts (the installed tree), then
-# every VM selftest, each in its own boot of the test VM.
+# check.sh [--unit-only|--vm-only|--debug [PROG...]] - the body of
+# `make check`: unit tests on the host (ASan/UBSan) and the host scripts
+# (the installed tree), then every VM selftest, each in its own boot of the
+# test VM.
+# --debug (`make check-debug`): only the VM selftests (or the PROGs named),
+# on the debug kernel of tools/xnic-debug-kernel (built first if it is not
+# cached: an hour or more) with xnic.ko built against it in
+# build/debug-kmod; a KASAN, lockdep, kmemleak or DEBUG_OBJECTS report on
+# the guest console fails the program's run (tools/xnic-vm prints it).
 # Ends with one line "N passed, N failed, N skipped"; exits non-zero on any
 # failure (a VM crash or timeout counts as a failure).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mode=${1:-all}
+(($#)) && shift
 pass=0 fail=0 skip=0
+vm_args=(--timeout "${XNIC_CHECK_TIMEOUT:-900}")
 
 add_result() {	# $1: output file of run_tests.sh; $2: its exit code
 	local line
@@ -30,7 +38,25 @@ add_result() {	# $1: output file of run_tests.sh; $2: its exit code
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-if [[ $mode != --vm-only ]]; then
+# The debug kernel, and xnic.ko built against it (outside kmod/, which
+# keeps the module of the installed kernel).
+if [[ $mode == --debug ]]; then
+	kdir=$(tools/xnic-debug-kernel --build) || exit 1
+	echo "check: debug kernel $(<"$kdir/kernelrelease") in $kdir (built in $(<"$kdir/build-seconds") s)"
+	obj=$PWD/build/debug-kmod
+	rm -rf "$obj"
+	mkdir -p "$obj"
+	mkdir -p "$obj/kmod" "$obj/uapi"
+	cp Kbuild "$obj/"
+	cp kmod/Kbuild kmod/*.[ch] "$obj/kmod/"
+	cp uapi/*.h "$obj/uapi/"
+	make -s -C "$kdir/src" M="$obj" modules || exit 1
+	export XNIC_KO=$obj/kmod/xnic.ko
+	# KASAN, lockdep and kmemleak make the guest several times slower.
+	vm_args=(--debug-kernel --timeout "${XNIC_CHECK_TIMEOUT:-3600}")
+fi
+
+if [[ $mode != --vm-only && $mode != --debug ]]; then
 	mapfile -t units < <(make -s -C selftests -p unit 2>/dev/null |
 		sed -nE 's/^(UNIT_PROGS|UNIT_SCRIPTS|HOST_SCRIPTS) := //p' |
 		tr ' ' '\n' | grep .)
@@ -46,14 +72,18 @@ if [[ $mode != --unit-only ]]; then
 	# results, and every program starts from a freshly loaded module.
 	mapfile -t vms < <(make -s -C selftests -p vm 2>/dev/null |
 		sed -nE 's/^VM_(PROGS|SCRIPTS) := //p' | tr ' ' '\n' | grep .)
+	(($#)) && vms=("$@")
 	for t in "${vms[@]}"; do
 		start=$SECONDS
-		tools/xnic-vm --timeout "${XNIC_CHECK_TIMEOUT:-900}" -- \
+		tools/xnic-vm "${vm_args[@]}" -- \
 			sh -c 'cd selftests && exec ./run_tests.sh "$1"' run "$t" \
 			2>&1 | tee "$log"
 		add_result "$log" "${PIPESTATUS[0]}"
 		echo "check: $t took $((SECONDS - start)) s"
 	done
+fi
+
+if [[ $mode != --unit-only && $mode != --debug ]]; then
 	# The demo with each node in its own VM (on the host: it boots them).
 	# It takes a minute or two: a VM that stalls fails in 10 minutes, not
 	# in xnic-demo-vms' default half hour.
