@@ -11,6 +11,7 @@
 # arrives (both sides of the send test finish: nothing lost). The
 # counters and `xnictl link show` tell the thermal state and temperature.
 # Runs as root in the test VM.
+# shellcheck disable=SC2015 # A && ok || notok: ok() never fails
 set -u
 KSFT_SKIP=4
 cd "$(dirname "$0")/.." || exit 1
@@ -101,8 +102,7 @@ run() {
 # wait_for NETDEV THERMAL BOND - until A's link on NETDEV is in these states
 # (10 s at most), and B's end of it UP again when BOND is up.
 wait_for() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[[ $(field "$1" thermal) == "$2" && $(field "$1" bond_state) == "$3" ]] &&
 			{ [[ $3 != up ]] ||
 			  $XNICTL link show "$DB" | grep -A1 "^$DB $B2:" | grep -q "bond up"; } &&
