@@ -30,6 +30,7 @@ enum xnic_bond_reason {
 	XNIC_BR_HEALTH,
 	XNIC_BR_REMOTE,
 	XNIC_BR_RECOVERED,
+	XNIC_BR_THERMAL,
 };
 
 static const char *const xnic_bond_reason_str[] = {
@@ -38,6 +39,7 @@ static const char *const xnic_bond_reason_str[] = {
 	[XNIC_BR_HEALTH]	= "loss or CRC errors over threshold",
 	[XNIC_BR_REMOTE]	= "the peer finds the link bad",
 	[XNIC_BR_RECOVERED]	= "healthy for the hold time",
+	[XNIC_BR_THERMAL]	= "temperature critical",
 };
 
 /* The member link of @xdev on @ndev. Context: RCU read. */
@@ -171,11 +173,14 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 		return xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
 					   XNIC_BR_HB_MISSED, now);
 	}
-	if (bl->win_bad || bl->remote_bad) {
+	if (bl->win_bad || bl->remote_bad ||
+	    bl->thermal == XNIC_THERMAL_CRIT) {
 		bl->good_since_ns = 0;
 		return xnic_bond_set_state(bl, XNIC_LINK_STATE_DEGRADED,
 					   bl->win_bad ? XNIC_BR_HEALTH :
-							 XNIC_BR_REMOTE, now);
+					   bl->remote_bad ? XNIC_BR_REMOTE :
+							    XNIC_BR_THERMAL,
+					   now);
 	}
 	if (!bl->good_since_ns)
 		bl->good_since_ns = now;
@@ -185,10 +190,14 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 	return false;
 }
 
-/* Whether our own measurements find the link bad (heartbeat flag). */
+/*
+ * Whether our own measurements (or its temperature) find the link bad
+ * (heartbeat flag).
+ */
 static bool xnic_bond_own_bad(struct xnic_bond_link *bl)
 {
 	return READ_ONCE(bl->win_bad) ||
+	       READ_ONCE(bl->thermal) == XNIC_THERMAL_CRIT ||
 	       READ_ONCE(bl->miss_run) >= READ_ONCE(bl->xdev->params.hb_miss);
 }
 
@@ -269,6 +278,7 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	u32 ms = clamp(READ_ONCE(bl->xdev->params.hb_interval_ms), 1U, 10000U);
 	unsigned int peers;
 	bool queue;
+	u64 now;
 
 	peers = xnic_bond_hb_send_all(bl);
 	xnic_lcr_tick(bl);
@@ -278,7 +288,9 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	}
 	bl->probing = peers > 0;
-	queue = xnic_bond_eval(bl, local_clock());
+	now = local_clock();
+	queue = xnic_bond_thermal_eval(bl, now);
+	queue |= xnic_bond_eval(bl, now);
 	spin_unlock(&bl->lock);
 	if (queue)
 		queue_work(system_highpri_wq, &bl->work);
@@ -421,12 +433,14 @@ static void xnic_bond_work(struct work_struct *work)
 	struct xnic_dev *xdev = bl->xdev;
 	u32 timeout = READ_ONCE(xdev->params.peer_timeout_ms);
 	unsigned int n = 0;
-	u8 state, reason;
+	u8 state, reason, thermal;
 	bool fail;
 	u64 start;
+	s32 t = 0;
 
 	spin_lock_bh(&bl->lock);
 	state = bl->state;
+	thermal = bl->thermal;
 	reason = bl->reason;
 	fail = bl->fail_pending;
 	bl->fail_pending = false;
@@ -453,6 +467,15 @@ static void xnic_bond_work(struct work_struct *work)
 				       fail ? ", failed over" : "");
 		bl->announced = state;
 		xnic_nl_link_bond_event(bl->link, xnic_bond_event_of(state));
+	}
+	if (thermal != bl->thermal_announced) {
+		xnic_bond_temp(bl, &t);
+		ibdev_info_ratelimited(&xdev->ibdev,
+				       "link %s: thermal state %u -> %u (%d mC)\n",
+				       bl->link->ndev->name,
+				       bl->thermal_announced, thermal, t);
+		bl->thermal_announced = thermal;
+		xnic_nl_link_bond_event(bl->link, XNIC_EVENT_LINK_THERMAL);
 	}
 	if (fail)
 		ibdev_dbg(&xdev->ibdev, "link %s: %u PSNs resent, %u us\n",
@@ -545,6 +568,7 @@ int xnic_bond_link_init(struct xnic_link *link)
 	bl->cap_w = xnic_bond_cap_weight(link->ndev);
 	bl->health_w = XNIC_BOND_MAX_HEALTH_W;
 	bl->hb_key = get_random_u64();
+	bl->temp_inject_mc = XNIC_TEMP_INJECT_OFF;
 	xnic_lcr_link_init(bl);
 	link->bond = bl;
 	hrtimer_init(&bl->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);

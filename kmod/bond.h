@@ -64,6 +64,8 @@
  * @XNIC_BL_FAILOVERS: failovers away from the link
  * @XNIC_BL_RESENT: PSNs the failovers marked for resending
  * @XNIC_BL_STATE_CHANGES: changes of the state
+ * @XNIC_BL_THERMAL_WARNS: entries into THERMAL_WARN or _CRIT from cooler
+ * @XNIC_BL_THERMAL_CRITS: entries into THERMAL_CRIT
  * @XNIC_BL_NR: number of counters
  */
 enum xnic_bond_counter {
@@ -78,6 +80,8 @@ enum xnic_bond_counter {
 	XNIC_BL_FAILOVERS,
 	XNIC_BL_RESENT,
 	XNIC_BL_STATE_CHANGES,
+	XNIC_BL_THERMAL_WARNS,
+	XNIC_BL_THERMAL_CRITS,
 	XNIC_BL_NR,
 };
 
@@ -122,6 +126,14 @@ enum xnic_bond_counter {
  * @failover_us: duration of the last failover, us
  * @detect_us: of which detection (to the state change), us
  * @changed_ns: when the state last changed
+ * @temp_inject_mc: injected temperature, m°C (tests), or
+ *	XNIC_TEMP_INJECT_OFF
+ * @temp_warn_mc: warn threshold, m°C, 0: off (netlink LINK_SET)
+ * @temp_crit_mc: critical threshold, m°C, 0: off
+ * @thermal: enum xnic_thermal_state (read locklessly by the datapath)
+ * @thermal_announced: thermal state last announced (@work)
+ * @cool_since_ns: below the current thermal state's threshold minus
+ *	XNIC_THERMAL_HYST_MC since (0: not)
  * @cnt: enum xnic_bond_counter
  * @lcr: link credit paths, node id -> struct xnic_lcr_path (link_credit.c)
  * @rcu: deferred free (the datapath reads it under RCU)
@@ -161,6 +173,12 @@ struct xnic_bond_link {
 	u32 failover_us;
 	u32 detect_us;
 	u64 changed_ns;
+	s32 temp_inject_mc;
+	u32 temp_warn_mc;
+	u32 temp_crit_mc;
+	u8 thermal;
+	u8 thermal_announced;
+	u64 cool_since_ns;
 	atomic64_t cnt[XNIC_BL_NR];
 	struct xarray lcr;
 	struct rcu_head rcu;
@@ -169,6 +187,8 @@ struct xnic_bond_link {
 struct xnic_peer;
 struct xnic_wire_info;
 struct seq_file;
+struct nlattr;
+struct netlink_ext_ack;
 
 static inline u64 xnic_bl_cnt(struct xnic_bond_link *bl,
 			      enum xnic_bond_counter c)
@@ -192,6 +212,11 @@ void xnic_bond_crc_error(struct xnic_dev *xdev, const struct sk_buff *skb);
 void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		     const struct xnic_wire_info *i);
 void xnic_bond_params_changed(struct xnic_dev *xdev);
+/* bond_thermal.c: thermal state */
+bool xnic_bond_temp(struct xnic_bond_link *bl, s32 *mc);
+bool xnic_bond_thermal_eval(struct xnic_bond_link *bl, u64 now);
+int xnic_bond_thermal_set(struct xnic_link *link, struct nlattr **tb,
+			  struct netlink_ext_ack *extack);
 /* bond_path.c: path selection, failover, peer timeout */
 struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer,

@@ -195,6 +195,9 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		cp[n] = k;
 		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
 		       max(READ_ONCE(bl->health_w), 1U);
+		/* Running warm: a quarter of the traffic (bond_thermal.c). */
+		if (READ_ONCE(bl->thermal) == XNIC_THERMAL_WARN)
+			w[n] = max(w[n] / 4, 1U);
 		g = gcd(g, w[n]);
 		n++;
 		if (n == XNIC_MAX_LINKS)

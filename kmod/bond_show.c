@@ -60,9 +60,12 @@ int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link)
 		{ XNIC_LINK_A_RX_FRAMES, XNIC_BL_RX_FRAMES },
 		{ XNIC_LINK_A_STATE_CHANGES, XNIC_BL_STATE_CHANGES },
 		{ XNIC_LINK_A_RESENT, XNIC_BL_RESENT },
+		{ XNIC_LINK_A_THERMAL_WARNS, XNIC_BL_THERMAL_WARNS },
+		{ XNIC_LINK_A_THERMAL_CRITS, XNIC_BL_THERMAL_CRITS },
 	};
 	struct xnic_bond_link *bl = link->bond;
 	unsigned int k;
+	s32 t;
 
 	if (!bl)
 		return 0;
@@ -73,7 +76,14 @@ int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link)
 			div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, XNIC_LINK_A_FAILOVER_US,
 			READ_ONCE(bl->failover_us)) ||
-	    nla_put_u32(skb, XNIC_LINK_A_LOSS_PPM, READ_ONCE(bl->loss_ppm)))
+	    nla_put_u32(skb, XNIC_LINK_A_LOSS_PPM, READ_ONCE(bl->loss_ppm)) ||
+	    nla_put_u8(skb, XNIC_LINK_A_THERMAL, READ_ONCE(bl->thermal)) ||
+	    nla_put_u32(skb, XNIC_LINK_A_TEMP_WARN_MC,
+			READ_ONCE(bl->temp_warn_mc)) ||
+	    nla_put_u32(skb, XNIC_LINK_A_TEMP_CRIT_MC,
+			READ_ONCE(bl->temp_crit_mc)) ||
+	    (xnic_bond_temp(bl, &t) &&
+	     nla_put_s32(skb, XNIC_LINK_A_TEMP_MC, t)))
 		return -EMSGSIZE;
 	for (k = 0; k < ARRAY_SIZE(c64); k++)
 		if (nla_put_u64_64bit(skb, c64[k].attr,

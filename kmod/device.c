@@ -177,6 +177,35 @@ static void xnic_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&xdev->mrs);
 }
 
+/*
+ * hca_type and board_id: ib_core asks new drivers for no device sysfs
+ * files, but Debian 12's prometheus-node-exporter (1.5.0; procfs before
+ * 0.10) skips the whole infiniband collector when a device lacks either.
+ */
+static ssize_t hca_type_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "xnic\n");
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static ssize_t board_id_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "xnic-%s\n", XNIC_FW_VERSION);
+}
+static DEVICE_ATTR_RO(board_id);
+
+static struct attribute *xnic_dev_attrs[] = {
+	&dev_attr_hca_type.attr,
+	&dev_attr_board_id.attr,
+	NULL
+};
+
+static const struct attribute_group xnic_dev_attr_group = {
+	.attrs = xnic_dev_attrs,
+};
+
 static const struct ib_device_ops xnic_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -184,10 +213,12 @@ static const struct ib_device_ops xnic_dev_ops = {
 
 	.alloc_hw_port_stats = xnic_alloc_hw_port_stats,
 	.dealloc_driver = xnic_dealloc_driver,
+	.device_group = &xnic_dev_attr_group,
 	.get_dev_fw_str = xnic_get_dev_fw_str,
 	.get_hw_stats = xnic_get_hw_stats,
 	.get_link_layer = xnic_get_link_layer,
 	.get_port_immutable = xnic_get_port_immutable,
+	.process_mad = xnic_process_mad,
 	.query_device = xnic_query_device,
 	.query_gid = xnic_query_gid,
 	.query_pkey = xnic_query_pkey,

@@ -84,6 +84,9 @@ static const struct nla_policy xnic_dev_policy[XNIC_A_MAX + 1] = {
 static const struct nla_policy xnic_link_req_policy[XNIC_LINK_A_MAX + 1] = {
 	[XNIC_LINK_A_IFNAME] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
 	[XNIC_LINK_A_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
+	[XNIC_LINK_A_TEMP_WARN_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_TEMP_CRIT_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_TEMP_INJECT_MC] = { .type = NLA_S32 },
 };
 
 static const struct nla_policy xnic_link_mod_policy[XNIC_A_MAX + 1] = {
@@ -417,8 +420,21 @@ static int xnic_nl_link_get_dumpit(struct sk_buff *skb,
 	return xnic_nl_dump_devs(skb, cb, xnic_nl_dump_dev_links);
 }
 
-/* LINK_ADD and LINK_DEL. */
-static int xnic_nl_link_mod(struct genl_info *info, bool add)
+/* LINK_SET of the member link on @ndev. Context: RTNL held. */
+static int xnic_nl_link_set(struct xnic_dev *xdev, struct net_device *ndev,
+			    struct nlattr **tb, struct netlink_ext_ack *extack)
+{
+	struct xnic_link *link;
+
+	list_for_each_entry(link, &xdev->links, list)
+		if (link->ndev == ndev)
+			return xnic_bond_thermal_set(link, tb, extack);
+	NL_SET_ERR_MSG(extack, "netdev is not a member link of the device");
+	return -ENOENT;
+}
+
+/* LINK_ADD, LINK_DEL and LINK_SET (@cmd). */
+static int xnic_nl_link_mod(struct genl_info *info, u8 cmd)
 {
 	struct netlink_ext_ack *extack = info->extack;
 	struct nlattr *tb[XNIC_LINK_A_MAX + 1];
@@ -475,10 +491,12 @@ static int xnic_nl_link_mod(struct genl_info *info, bool add)
 			goto out;
 		}
 	}
-	if (add)
+	if (cmd == XNIC_CMD_LINK_ADD)
 		err = xnic_link_add(xdev, ndev, extack);
-	else
+	else if (cmd == XNIC_CMD_LINK_DEL)
 		err = xnic_link_del(xdev, ndev, extack);
+	else
+		err = xnic_nl_link_set(xdev, ndev, tb, extack);
 out:
 	rtnl_unlock();
 	return err;
@@ -486,12 +504,17 @@ out:
 
 static int xnic_nl_link_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return xnic_nl_link_mod(info, true);
+	return xnic_nl_link_mod(info, XNIC_CMD_LINK_ADD);
 }
 
 static int xnic_nl_link_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return xnic_nl_link_mod(info, false);
+	return xnic_nl_link_mod(info, XNIC_CMD_LINK_DEL);
+}
+
+static int xnic_nl_link_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return xnic_nl_link_mod(info, XNIC_CMD_LINK_SET);
 }
 
 /* ------------------------------ peers ------------------------------ */
@@ -900,6 +923,13 @@ static const struct genl_ops xnic_nl_ops[] = {
 		.cmd = XNIC_CMD_LINK_DEL,
 		.flags = GENL_ADMIN_PERM,
 		.doit = xnic_nl_link_del_doit,
+		.policy = xnic_link_mod_policy,
+		.maxattr = ARRAY_SIZE(xnic_link_mod_policy) - 1,
+	},
+	{
+		.cmd = XNIC_CMD_LINK_SET,
+		.flags = GENL_ADMIN_PERM,
+		.doit = xnic_nl_link_set_doit,
 		.policy = xnic_link_mod_policy,
 		.maxattr = ARRAY_SIZE(xnic_link_mod_policy) - 1,
 	},

@@ -218,6 +218,14 @@ struct rdma_hw_stats *xnic_alloc_hw_port_stats(struct ib_device *ibdev,
 int xnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index);
 
+/* pma.c: PerfMgt PortCounters for ib_core's ports/1/counters/ */
+struct ib_mad;
+struct ib_grh;
+int xnic_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+		     const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		     const struct ib_mad *in, struct ib_mad *out,
+		     size_t *out_mad_size, u16 *out_mad_pkey_index);
+
 /* netlink.c: generic netlink family "xnic" (uapi/xnic-netlink.h) */
 int xnic_nl_init(void);
 void xnic_nl_exit(void);

@@ -655,7 +655,19 @@ static const struct {
 	{ "tx_frames", XNIC_LINK_A_TX_FRAMES, true },
 	{ "tx_bytes", XNIC_LINK_A_TX_BYTES, true },
 	{ "rx_frames", XNIC_LINK_A_RX_FRAMES, true },
+	{ "temp_warn_mc", XNIC_LINK_A_TEMP_WARN_MC, false },
+	{ "temp_crit_mc", XNIC_LINK_A_TEMP_CRIT_MC, false },
+	{ "thermal_warns", XNIC_LINK_A_THERMAL_WARNS, true },
+	{ "thermal_crits", XNIC_LINK_A_THERMAL_CRITS, true },
 };
+
+static const char *thermal_name(struct nlattr *a)
+{
+	static const char *const names[] = { "ok", "warn", "crit" };
+	unsigned int t = a ? nla_get_u8(a) : 0;
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
+}
 
 static uint64_t health_val(struct nlattr **l, size_t i)
 {
@@ -689,6 +701,11 @@ static void print_link(struct nlattr **tb, const char *event)
 		j_bool("carrier", carrier);
 		j_u64("mtu", u32_attr(l[XNIC_LINK_A_MTU]));
 		j_str("bond_state", bond_state_name(l[XNIC_LINK_A_STATE]));
+		j_str("thermal", thermal_name(l[XNIC_LINK_A_THERMAL]));
+		if (l[XNIC_LINK_A_TEMP_MC]) {
+			j_key("temp_mc");
+			printf("%d", (int)nla_get_u32(l[XNIC_LINK_A_TEMP_MC]));
+		}
 		for (i = 0; i < sizeof(link_health) / sizeof(link_health[0]);
 		     i++)
 			j_u64(link_health[i].name, health_val(l, i));
@@ -722,11 +739,40 @@ static void print_link(struct nlattr **tb, const char *event)
 	printf("\n    bond %s", bond_state_name(l[XNIC_LINK_A_STATE]));
 	for (i = 0; i < sizeof(link_health) / sizeof(link_health[0]); i++)
 		printf(" %s %" PRIu64, link_health[i].name, health_val(l, i));
-	putchar('\n');
+	printf("\n    thermal %s temp ", thermal_name(l[XNIC_LINK_A_THERMAL]));
+	if (l[XNIC_LINK_A_TEMP_MC])
+		printf("%.1fC\n",
+		       (int)nla_get_u32(l[XNIC_LINK_A_TEMP_MC]) / 1000.0);
+	else
+		puts("-");
 }
 
 
-static void cmd_link_mod(int cmd, const char *dev, const char *netdev)
+static uint32_t parse_u32(const char *what, const char *s);
+static int32_t parse_s32(const char *what, const char *s);
+
+/* `link set` keys, checked before any netlink traffic. */
+static void check_link_set(int argc, char **argv)
+{
+	int i;
+
+	if (!argc)
+		usage_error("link set: missing KEY VALUE");
+	for (i = 0; i < argc; i += 2) {
+		if (strcmp(argv[i], "temp_warn_mc") &&
+		    strcmp(argv[i], "temp_crit_mc") &&
+		    strcmp(argv[i], "temp_inject_mc"))
+			usage_error("link set: unknown key '%s' (known: temp_warn_mc temp_crit_mc temp_inject_mc)",
+				    argv[i]);
+		if (i + 1 >= argc)
+			usage_error("link set: missing value for '%s'",
+				    argv[i]);
+	}
+}
+
+/* `link add|del|set DEV NETDEV [KEY VALUE]...` */
+static void cmd_link_mod(int cmd, const char *dev, const char *netdev,
+			 int argc, char **argv)
 {
 	struct nl_msg *msg = req_new(cmd, 0);
 	struct nlattr *nest;
@@ -739,6 +785,22 @@ static void cmd_link_mod(int cmd, const char *dev, const char *netdev)
 	req_note(msg, "netdev", netdev);
 	if (nla_put_string(msg, XNIC_LINK_A_IFNAME, netdev))
 		fail("out of memory");
+	for (; cmd == XNIC_CMD_LINK_SET && argc >= 2; argc -= 2, argv += 2) {
+		const char *k = argv[0], *v = argv[1];
+		int attr = !strcmp(k, "temp_warn_mc") ? XNIC_LINK_A_TEMP_WARN_MC :
+			   !strcmp(k, "temp_crit_mc") ? XNIC_LINK_A_TEMP_CRIT_MC :
+			   XNIC_LINK_A_TEMP_INJECT_MC;
+		uint32_t x;
+
+		if (attr != XNIC_LINK_A_TEMP_INJECT_MC)
+			x = parse_u32(k, v);
+		else if (!strcmp(v, "off"))
+			x = (uint32_t)XNIC_TEMP_INJECT_OFF;
+		else
+			x = (uint32_t)parse_s32(k, v);
+		if (nla_put_u32(msg, attr, x))
+			fail("out of memory");
+	}
 	nla_nest_end(msg, nest);
 	req_run(msg, NULL, NULL);
 }
@@ -886,6 +948,20 @@ static uint32_t parse_u32(const char *what, const char *s)
 	return (uint32_t)v;
 }
 
+/* Signed decimal. */
+static int32_t parse_s32(const char *what, const char *s)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX)
+		usage_error("invalid value '%s' for %s: expected a number",
+			    s, what);
+	return (int32_t)v;
+}
+
 /* `xnictl set DEV KEY VALUE [KEY VALUE]...` */
 static void cmd_set(const char *dev, int argc, char **argv)
 {
@@ -1021,6 +1097,9 @@ static void usage(void)
 	       "  link show [DEV]             member links\n"
 	       "  link add DEV NETDEV         add a member link\n"
 	       "  link del DEV NETDEV         remove a member link (not the last)\n"
+	       "  link set DEV NETDEV KEY VALUE...\n"
+	       "                              temp_warn_mc, temp_crit_mc (0: off);\n"
+	       "                              temp_inject_mc MC|off (tests only)\n"
 	       "  peer show [DEV]             peer table\n"
 	       "  get DEV [KEY]               parameters\n"
 	       "  set DEV KEY VALUE...        change parameters\n"
@@ -1139,7 +1218,15 @@ int main(int argc, char **argv)
 				  argc ? "NETDEV" : "DEV and NETDEV");
 			nl_open();
 			cmd_link_mod(!strcmp(sub, "add") ? XNIC_CMD_LINK_ADD :
-				     XNIC_CMD_LINK_DEL, argv[0], argv[1]);
+				     XNIC_CMD_LINK_DEL, argv[0], argv[1], 0,
+				     NULL);
+		} else if (link && !strcmp(sub, "set")) {
+			want_args("link", argc, argv, 2, INT_MAX,
+				  argc ? "NETDEV" : "DEV and NETDEV");
+			check_link_set(argc - 2, argv + 2);
+			nl_open();
+			cmd_link_mod(XNIC_CMD_LINK_SET, argv[0], argv[1],
+				     argc - 2, argv + 2);
 		} else {
 			usage_error("%s: unknown subcommand '%s'", cmd, sub);
 		}

@@ -87,6 +87,11 @@
  * @XNIC_CMD_CM_EVENT: kernel to user, unicast to the socket that owns the
  *	listener or the connection: DEV_INDEX, DEV_NAME, XNIC_A_CM { EVENT,
  *	ID, NODE, SERVICE_ID, and per event QPN, PSN, PRIVATE, REASON }.
+ * @XNIC_CMD_LINK_SET: change a member link's thermal settings: device,
+ *	XNIC_A_LINK { IFNAME or IFINDEX, and any of TEMP_WARN_MC,
+ *	TEMP_CRIT_MC, TEMP_INJECT_MC }. ENOENT when the netdev is not a member
+ *	link of the device; EINVAL when the warn threshold is not below the
+ *	critical one (0 turns a threshold off).
  * @XNIC_CMD_CM_RTU: after a REP event, once the caller's QP is connected
  *	(RTR/RTS): send the RTU, which completes the passive side. Request:
  *	device, XNIC_A_CM { ID }. ENOENT: no such connection of this socket;
@@ -113,6 +118,7 @@ enum xnic_cmd {
 	XNIC_CMD_CM_REJECT,
 	XNIC_CMD_CM_EVENT,
 	XNIC_CMD_CM_RTU,
+	XNIC_CMD_LINK_SET,
 
 	__XNIC_CMD_MAX,
 	XNIC_CMD_MAX = __XNIC_CMD_MAX - 1
@@ -203,10 +209,24 @@ enum xnic_attr {
  * @XNIC_LINK_A_LOSS_PPM: u32, heartbeat loss over the last patrol window,
  *	parts per million
  * @XNIC_LINK_A_RESENT: u64, PSNs marked for resending by failovers
+ * @XNIC_LINK_A_TEMP_MC: s32, the link's temperature, millidegrees Celsius
+ *	(absent: no sensor and nothing injected)
+ * @XNIC_LINK_A_TEMP_WARN_MC: u32, warn threshold, millidegrees Celsius;
+ *	0: off. At or above it the link's spray weight is divided by 4
+ * @XNIC_LINK_A_TEMP_CRIT_MC: u32, critical threshold, millidegrees
+ *	Celsius; 0: off. At or above it the link is isolated (DEGRADED)
+ * @XNIC_LINK_A_TEMP_INJECT_MC: s32, LINK_SET only, FOR TESTS: the
+ *	temperature to report instead of the sensor's;
+ *	XNIC_TEMP_INJECT_OFF goes back to the sensor
+ * @XNIC_LINK_A_THERMAL: u8, enum xnic_thermal_state
+ * @XNIC_LINK_A_THERMAL_WARNS: u64, times the link entered THERMAL_WARN
+ *	or THERMAL_CRIT from a cooler state
+ * @XNIC_LINK_A_THERMAL_CRITS: u64, times it entered THERMAL_CRIT
  * @__XNIC_LINK_A_MAX: one past the last
  * @XNIC_LINK_A_MAX: the last
  *
- * LINK_ADD and LINK_DEL take only IFNAME or IFINDEX.
+ * LINK_ADD and LINK_DEL take only IFNAME or IFINDEX; LINK_SET also the
+ * thermal settings.
  */
 enum xnic_link_attr {
 	XNIC_LINK_A_UNSPEC,
@@ -233,9 +253,38 @@ enum xnic_link_attr {
 	XNIC_LINK_A_FAILOVER_US,
 	XNIC_LINK_A_LOSS_PPM,
 	XNIC_LINK_A_RESENT,
+	XNIC_LINK_A_TEMP_MC,
+	XNIC_LINK_A_TEMP_WARN_MC,
+	XNIC_LINK_A_TEMP_CRIT_MC,
+	XNIC_LINK_A_TEMP_INJECT_MC,
+	XNIC_LINK_A_THERMAL,
+	XNIC_LINK_A_THERMAL_WARNS,
+	XNIC_LINK_A_THERMAL_CRITS,
 
 	__XNIC_LINK_A_MAX,
 	XNIC_LINK_A_MAX = __XNIC_LINK_A_MAX - 1
+};
+
+/* XNIC_LINK_A_TEMP_INJECT_MC that ends an injection (tests only). */
+#define XNIC_TEMP_INJECT_OFF	(-0x7fffffff - 1)
+/*
+ * A thermal state is left only this far below its threshold (hysteresis,
+ * millidegrees Celsius), and after staying there for the bond hold time.
+ */
+#define XNIC_THERMAL_HYST_MC	2000
+
+/**
+ * enum xnic_thermal_state - XNIC_LINK_A_THERMAL
+ * @XNIC_THERMAL_OK: below the warn threshold, or no temperature known
+ * @XNIC_THERMAL_WARN: at or above the warn threshold: a quarter of its
+ *	spray weight
+ * @XNIC_THERMAL_CRIT: at or above the critical threshold: isolated like a
+ *	DEGRADED link (drained, heartbeats only)
+ */
+enum xnic_thermal_state {
+	XNIC_THERMAL_OK,
+	XNIC_THERMAL_WARN,
+	XNIC_THERMAL_CRIT,
 };
 
 /**
@@ -406,6 +455,8 @@ enum xnic_stat_attr {
  *	forgotten
  * @XNIC_EVENT_LINK_DEGRADED: the health patrol isolated a member link
  *	(XNIC_LINK_A_STATE says the state of every link event)
+ * @XNIC_EVENT_LINK_THERMAL: a member link's thermal state changed
+ *	(XNIC_LINK_A_THERMAL, XNIC_LINK_A_TEMP_MC)
  */
 enum xnic_event {
 	XNIC_EVENT_UNSPEC,
@@ -416,6 +467,7 @@ enum xnic_event {
 	XNIC_EVENT_PEER_JOIN,
 	XNIC_EVENT_PEER_LEAVE,
 	XNIC_EVENT_LINK_DEGRADED,
+	XNIC_EVENT_LINK_THERMAL,
 };
 
 /* Connection manager (Documentation/cm.rst) */

@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# xnic_thermal_test.sh - the thermal policy of member links under traffic.
+# Two nodes joined by two veth pairs; an xnic-perf send_bw of a fixed
+# duration runs while the temperature of one of node A's links
+# is injected (test-only XNIC_LINK_A_TEMP_INJECT_MC, `xnictl link set`):
+# at the warn threshold that link carries less of A's traffic, at the
+# critical one none (isolated, DEGRADED) and after cooling below the
+# thresholds and the hold time it carries traffic again; every message
+# arrives (both sides of the send test finish: nothing lost). The
+# counters and `xnictl link show` tell the thermal state and temperature.
+# Runs as root in the test VM.
+# shellcheck disable=SC2015 # A && ok || notok: ok() never fails
+set -u
+KSFT_SKIP=4
+cd "$(dirname "$0")/.." || exit 1
+PERF=tools/xnic-perf XNICTL=tools/xnictl
+[[ -x $PERF && -x $XNICTL ]] || { echo "SKIP: tools not built"; exit $KSFT_SKIP; }
+
+tag=$$
+A1=tha$tag B1=thb$tag A2=thc$tag B2=thd$tag DA=thx${tag}a DB=thx${tag}b
+PORT=$((20000 + tag % 10000))
+tmp=$(mktemp -d)
+
+cleanup() {
+	rdma link delete "$DA" 2>/dev/null
+	rdma link delete "$DB" 2>/dev/null
+	ip link del "$A1" 2>/dev/null
+	ip link del "$A2" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail=0
+ok() { echo "ok: $*"; }
+notok() { echo "not ok: $*"; fail=1; }
+
+ip link add "$A1" mtu 9000 type veth peer name "$B1" mtu 9000 || exit 1
+ip link add "$A2" mtu 9000 type veth peer name "$B2" mtu 9000 || exit 1
+for n in "$A1" "$B1" "$A2" "$B2"; do ip link set "$n" up || exit 1; done
+rdma link add "$DA" type xnic netdev "$A1" || exit 1
+rdma link add "$DB" type xnic netdev "$B1" || exit 1
+$XNICTL link add "$DA" "$A2" && $XNICTL link add "$DB" "$B2" || exit 1
+HOLD_MS=1000
+$XNICTL set "$DA" bond_hold_ms $HOLD_MS && $XNICTL set "$DB" bond_hold_ms $HOLD_MS ||
+	exit 1
+
+# show - A's links as "NETDEV KEY VALUE" lines (xnictl link show).
+show() {
+	$XNICTL link show "$DA" | awk '
+		/^[^ ]/ { nd = $2; sub(":", "", nd); next }
+		$1 == "bond" {
+			print nd, "bond_state", $2
+			for (i = 3; i < NF; i += 2) print nd, $i, $(i + 1)
+		}
+		$1 == "thermal" { print nd, "thermal", $2 }'
+}
+# field NETDEV KEY - a value of A's link on NETDEV.
+field() { show | awk -v n="$1" -v k="$2" '$1 == n && $2 == k { print $3 }'; }
+# Both links must have found the peer before the run.
+for _ in $(seq 100); do
+	[[ $($XNICTL link show "$DA" | grep -c 'peers [0-9]') == 2 ]] && break
+	sleep 0.1
+done
+
+# Bad settings are refused.
+if $XNICTL link set "$DA" "$A2" temp_warn_mc 90000 temp_crit_mc 80000 \
+	2>/dev/null; then
+	notok "warn above crit accepted"
+else
+	ok "warn above crit refused"
+fi
+$XNICTL link set "$DA" "$A2" temp_warn_mc 70000 temp_crit_mc 90000 ||
+	notok "link set thresholds"
+[[ $(field "$A2" temp_warn_mc) == 70000 && $(field "$A2" temp_crit_mc) == 90000 ]] &&
+	ok "thresholds read back" || notok "thresholds not read back"
+
+# run - one xnic-perf send_bw of ITERS messages, A to B; both sides must
+# finish (every message arrived). Sets $d1 and $d2 (bytes A sent on A1 and
+# A2 meanwhile) and $share (A2's share, percent).
+ITERS=3000
+run() {
+	local a0 b0 a1 b1 spid
+	read -r a0 b0 < <(show | awk -v x="$A1" -v y="$A2" '$2 == "tx_bytes" {
+		v[$1] = $3 } END { print v[x], v[y] }')
+	timeout 120 $PERF send_bw -d "$DB" -p $PORT >"$tmp/srv" 2>&1 &
+	spid=$!
+	if timeout 120 $PERF send_bw -d "$DA" -p $PORT -n $ITERS -s 8192 \
+		127.0.0.1 >"$tmp/cli" 2>&1 && wait $spid; then
+		ok "$1: all $ITERS messages arrived"
+	else
+		notok "$1: send_bw did not complete"
+		cat "$tmp/cli" "$tmp/srv"
+	fi
+	read -r a1 b1 < <(show | awk -v x="$A1" -v y="$A2" '$2 == "tx_bytes" {
+		v[$1] = $3 } END { print v[x], v[y] }')
+	d1=$((a1 - a0)) d2=$((b1 - b0))
+	share=$((100 * d2 / (d1 + d2 + 1)))
+	echo "# $1: $A2 carried $share % of A's bytes ($d1 + $d2)"
+}
+# wait_for NETDEV THERMAL BOND - until A's link on NETDEV is in these states
+# (10 s at most), and B's end of it UP again when BOND is up.
+wait_for() {
+	for _ in $(seq 100); do
+		[[ $(field "$1" thermal) == "$2" && $(field "$1" bond_state) == "$3" ]] &&
+			{ [[ $3 != up ]] ||
+			  $XNICTL link show "$DB" | grep -A1 "^$DB $B2:" | grep -q "bond up"; } &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+run baseline
+base=$share
+((base >= 25)) && ok "both links carry traffic" ||
+	notok "baseline share $base % (expected about 50)"
+
+$XNICTL link set "$DA" "$A2" temp_inject_mc 75000 || notok "inject 75 C"
+wait_for "$A2" warn up && ok "75 C: thermal warn" ||
+	notok "75 C: thermal $(field "$A2" thermal)"
+run warn
+((share < base * 3 / 4 && d2 > 0)) && ok "warn: less traffic, not none" ||
+	notok "warn: share $share % against $base %"
+
+$XNICTL link set "$DA" "$A2" temp_inject_mc 95000 || notok "inject 95 C"
+wait_for "$A2" crit degraded && ok "95 C: thermal crit, link degraded" ||
+	notok "95 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
+run crit
+((d2 == 0 && d1 > 0)) && ok "crit: no traffic on it" ||
+	notok "crit: $d2 bytes sent on it"
+
+# Hysteresis: 89 C is below the critical 90 C but not 2 C below.
+$XNICTL link set "$DA" "$A2" temp_inject_mc 89000 || notok "inject 89 C"
+sleep $((HOLD_MS / 1000 + 2))
+[[ $(field "$A2" thermal) == crit ]] && ok "89 C: still crit (hysteresis)" ||
+	notok "89 C: left crit ($(field "$A2" thermal))"
+
+$XNICTL link set "$DA" "$A2" temp_inject_mc 60000 || notok "inject 60 C"
+wait_for "$A2" ok up && ok "60 C after the hold time: thermal ok, link up" ||
+	notok "60 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
+run cooled
+((d2 > 0)) && ok "cooled: traffic again" || notok "cooled: no traffic"
+$XNICTL link show "$DA" | grep -q "thermal ok temp 60.0C" &&
+	ok "link show prints thermal state and temperature" ||
+	{ notok "link show"; $XNICTL link show "$DA"; }
+[[ $(field "$A2" thermal_warns) == 1 && $(field "$A2" thermal_crits) == 1 ]] &&
+	ok "thermal counters 1 and 1" ||
+	notok "thermal counters $(field "$A2" thermal_warns) $(field "$A2" thermal_crits)"
+
+if ((fail)); then
+	echo "FAIL: xnic_thermal_test"
+	exit 1
+fi
+echo "PASS: xnic_thermal_test"
