@@ -123,7 +123,9 @@ static void xnic_bond_window(struct xnic_bond_link *bl)
 	crc = d[XNIC_BL_CRC_ERRORS];
 	rx = d[XNIC_BL_RX_FRAMES];
 	bl->loss_ppm = sent ? div64_u64(lost * 1000000, sent) : 0;
-	bl->win_bad = lost >= XNIC_BOND_LOSS_MAX ||
+	/* XNIC_BOND_LOSS_MAX a window, per peer on a switched link. */
+	bl->win_bad = lost * XNIC_BOND_WINDOW >=
+		      XNIC_BOND_LOSS_MAX * max_t(u64, sent, XNIC_BOND_WINDOW) ||
 		      (crc >= XNIC_BOND_CRC_MIN &&
 		       crc * 1000000 >= rx * XNIC_BOND_CRC_PPM);
 	WRITE_ONCE(bl->health_w, XNIC_BOND_MAX_HEALTH_W -
@@ -233,18 +235,65 @@ static int xnic_bond_hb_xmit(struct xnic_bond_link *bl, u16 node,
 }
 
 /*
+ * On a switched link: whether the path to a peer that answered before went
+ * silent for hb_miss intervals: no heartbeat answer and no frame accepted
+ * (a path busy with data is not dead for want of a heartbeat), while the
+ * link heard other peers in the last interval (a stalled CPU is not a lost
+ * path; the link's own detector judges silence of all). Marks it down
+ * (struct xnic_path.down_ns). Context: RCU read.
+ */
+static bool xnic_bond_path_lost(struct xnic_bond_link *bl,
+				struct xnic_path *path, u64 now)
+{
+	struct xnic_params *pa = &bl->xdev->params;
+	u32 iv = clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U);
+	u32 ms = max(READ_ONCE(pa->hb_miss), 1U) * iv;
+	u64 heard = READ_ONCE(path->hb_ns), link = READ_ONCE(bl->last_heard_ns);
+
+	/* Only while the link hears others: a stall silences them all. */
+	if (!link || link >= now || now - link >= (u64)iv * NSEC_PER_MSEC)
+		return false;
+	if (!READ_ONCE(bl->switched) || !READ_ONCE(path->answered) ||
+	    !heard || READ_ONCE(path->down_ns) || heard >= now ||
+	    now - heard < (u64)ms * NSEC_PER_MSEC ||
+	    time_before(jiffies, READ_ONCE(path->last_seen) +
+			msecs_to_jiffies(ms)))
+		return false;
+	WRITE_ONCE(path->down_ns, now);
+	return true;
+}
+
+/* A heartbeat answer over @path: its round trip, and its recovery. */
+static void xnic_bond_path_heard(struct xnic_bond_link *bl,
+				 struct xnic_path *path, u64 now, u64 rtt)
+{
+	u64 hold = (u64)READ_ONCE(bl->xdev->params.bond_hold_ms) *
+		   NSEC_PER_MSEC;
+	u64 srtt = READ_ONCE(path->srtt_ns), down = READ_ONCE(path->down_ns);
+
+	WRITE_ONCE(path->hb_ns, now);
+	WRITE_ONCE(path->srtt_ns, srtt ? (7 * srtt + rtt) / 8 : rtt ?: 1);
+	if (down && now > down && now - down >= hold)
+		WRITE_ONCE(path->down_ns, 0);
+}
+
+/*
  * Send a heartbeat request to every peer heard on the link that answered
  * one before, and a probe (the same request) to those that did not, within
- * the device's budget for them (xnic_peer_may_send_unanswered()).
+ * the device's budget for them (xnic_peer_may_send_unanswered()). A link
+ * where more than one peer was heard becomes switched; on it, a path that
+ * stopped answering goes down (xnic_bond_path_lost()) and @lost is set.
  * Return: how many peers heartbeats went to. Context: softirq.
  */
-static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl)
+static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl,
+					  bool *lost)
 {
 	struct net_device *ndev = bl->link->ndev;
 	struct xnic_peers *p = READ_ONCE(bl->xdev->peers);
+	u64 now = local_clock();
+	unsigned int n = 0, heard = 0;
 	struct xnic_peer *peer;
 	unsigned long node;
-	unsigned int n = 0;
 	int k;
 
 	if (!p || !xnic_link_is_up(bl->link))
@@ -254,19 +303,25 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl)
 		for (k = 0; k < XNIC_MAX_LINKS; k++) {
 			if (peer->path[k].ifindex != ndev->ifindex)
 				continue;
+			heard++;
+			*lost |= xnic_bond_path_lost(bl, &peer->path[k], now);
 			if (!READ_ONCE(peer->path[k].answered) &&
 			    !xnic_peer_may_send_unanswered(bl->xdev, peer))
 				continue;
 			n++;
+			/* A path known down does not count against the link. */
 			if (!xnic_bond_hb_xmit(bl, peer->node,
 					       peer->path[k].mac, 0,
 					       cpu_to_be32(bl->seq++),
 					       cpu_to_be64(local_clock() ^
-							   bl->hb_key)))
+							   bl->hb_key)) &&
+			    !READ_ONCE(peer->path[k].down_ns))
 				xnic_bl_inc(bl, XNIC_BL_HB_SENT);
 		}
 	}
 	rcu_read_unlock();
+	if (heard > 1 && !READ_ONCE(bl->switched))
+		WRITE_ONCE(bl->switched, true);
 	return n;
 }
 
@@ -276,11 +331,11 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	struct xnic_bond_link *bl = container_of(t, struct xnic_bond_link,
 						 timer);
 	u32 ms = clamp(READ_ONCE(bl->xdev->params.hb_interval_ms), 1U, 10000U);
+	bool queue, lost = false;
 	unsigned int peers;
-	bool queue;
 	u64 now;
 
-	peers = xnic_bond_hb_send_all(bl);
+	peers = xnic_bond_hb_send_all(bl, &lost);
 	xnic_lcr_tick(bl);
 	spin_lock(&bl->lock);
 	if (bl->dead) {
@@ -291,6 +346,10 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	now = local_clock();
 	queue = xnic_bond_thermal_eval(bl, now);
 	queue |= xnic_bond_eval(bl, now);
+	if (lost) {
+		atomic_set(&bl->path_fail, 1);
+		queue = true;
+	}
 	spin_unlock(&bl->lock);
 	if (queue)
 		queue_work(system_highpri_wq, &bl->work);
@@ -333,6 +392,7 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 {
 	struct xnic_wire_heartbeat hb;
 	struct xnic_bond_link *bl;
+	struct xnic_path *path;
 	struct xnic_link *link;
 	bool queue = false, bad, echo;
 	u64 now = local_clock(), ts;
@@ -358,8 +418,12 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 	/* Our own keyed clock echoed; anything else is not an answer. */
 	echo = (i->flags & XNIC_WF_REPLY) && ts && ts <= now &&
 	       now - ts < NSEC_PER_SEC;
-	if (echo)
-		xnic_peer_answered(xdev, i->src_node, link->ndev->ifindex);
+	if (echo) {
+		path = xnic_peer_answered(xdev, i->src_node,
+					  link->ndev->ifindex);
+		if (path)
+			xnic_bond_path_heard(bl, path, now, now - ts);
+	}
 	spin_lock(&bl->lock);
 	if (echo)
 		xnic_bond_rtt_sample(bl, now - ts);
@@ -425,6 +489,47 @@ static int xnic_bond_event_of(u8 state)
 	}
 }
 
+/*
+ * Paths over a switched link went down: the PSNs their peers' QPs last
+ * sent on the link are resent on their other paths. Context: @bl's work.
+ */
+static void xnic_bond_path_failover(struct xnic_bond_link *bl)
+{
+	struct xnic_peers *p = READ_ONCE(bl->xdev->peers);
+	int ifindex = bl->link->ndev->ifindex;
+	u64 since = bl->path_kick_ns, now = local_clock(), down;
+	unsigned long node = 0;
+	struct xnic_peer *peer;
+	unsigned int n;
+	int k, found;
+
+	bl->path_kick_ns = now;
+	if (!p)
+		return;
+	for (;;) {
+		found = -1;
+		rcu_read_lock();
+		xa_for_each_start(&p->table, node, peer, node) {
+			for (k = 0; k < XNIC_MAX_LINKS; k++) {
+				down = READ_ONCE(peer->path[k].down_ns);
+				if (peer->path[k].ifindex == ifindex &&
+				    down > since && down <= now)
+					found = peer->node;
+			}
+			if (found >= 0)
+				break;
+		}
+		rcu_read_unlock();
+		if (found < 0)
+			return;
+		n = xnic_bond_kick_qps(bl->xdev, bl->link->index, false, found);
+		atomic64_add(n, &bl->cnt[XNIC_BL_RESENT]);
+		ibdev_dbg(&bl->xdev->ibdev, "link %s: path to node %d down, %u PSNs resent\n",
+			  bl->link->ndev->name, found, n);
+		node = found + 1;
+	}
+}
+
 /* After a state change: failover, announcement, peer timeout. */
 static void xnic_bond_work(struct work_struct *work)
 {
@@ -450,8 +555,10 @@ static void xnic_bond_work(struct work_struct *work)
 						  NSEC_PER_USEC));
 	spin_unlock_bh(&bl->lock);
 
+	if (atomic_xchg(&bl->path_fail, 0))
+		xnic_bond_path_failover(bl);
 	if (fail) {
-		n = xnic_bond_kick_qps(xdev, bl->link->index, false);
+		n = xnic_bond_kick_qps(xdev, bl->link->index, false, -1);
 		WRITE_ONCE(bl->failover_us,
 			   div_u64(local_clock() - start, NSEC_PER_USEC));
 		xnic_bl_inc(bl, XNIC_BL_FAILOVERS);
@@ -492,7 +599,7 @@ static void xnic_bond_peer_work(struct work_struct *work)
 						 struct xnic_bond_link,
 						 peer_work);
 
-	xnic_bond_kick_qps(bl->xdev, XNIC_BOND_NO_LINK, true);
+	xnic_bond_kick_qps(bl->xdev, XNIC_BOND_NO_LINK, true, -1);
 }
 
 /* ------------------------------ lifetime ------------------------------ */
@@ -604,7 +711,7 @@ void xnic_bond_link_fini(struct xnic_link *link)
 	hrtimer_cancel(&bl->timer);
 	cancel_work_sync(&bl->work);
 	cancel_delayed_work_sync(&bl->peer_work);
-	xnic_bond_kick_qps(link->xdev, link->index, false);
+	xnic_bond_kick_qps(link->xdev, link->index, false, -1);
 	xnic_lcr_link_fini(bl);
 	kfree_rcu(bl, rcu);
 }

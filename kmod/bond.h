@@ -38,7 +38,10 @@
 #define XNIC_BOND_NO_LINK	0xff
 /* Heartbeat intervals in one health patrol window. */
 #define XNIC_BOND_WINDOW	32
-/* Unanswered heartbeats in a window that make the link bad (12.5 %). */
+/*
+ * Unanswered heartbeats in a window that make the link bad (12.5 %; on a
+ * switched link that many per peer heartbeated every interval).
+ */
 #define XNIC_BOND_LOSS_MAX	4
 /* CRC errors in a window that make the link bad: at least this many... */
 #define XNIC_BOND_CRC_MIN	2
@@ -104,6 +107,12 @@ enum xnic_bond_counter {
  * @remote_bad: the peer's last heartbeat said its measurements find the
  *	link bad
  * @fail_pending: a failover is due (@work)
+ * @switched: more than one peer was heard on the link (a switched
+ *	segment): paths over it are judged per peer, and a peer's paths over
+ *	links that are not switched are preferred (sticky until detached)
+ * @path_fail: a path over the link went down: its peer's PSNs on the link
+ *	are to be resent (@work)
+ * @path_kick_ns: paths that went down after this were not failed over yet
  * @cap_w: weight from the link's speed (RTNL writes, datapath reads)
  * @health_w: weight from the last window, 1..XNIC_BOND_MAX_HEALTH_W
  * @seq: sequence number of the next heartbeat request
@@ -153,6 +162,9 @@ struct xnic_bond_link {
 	bool win_bad;
 	bool remote_bad;
 	bool fail_pending;
+	bool switched;
+	atomic_t path_fail;
+	u64 path_kick_ns;
 	u32 cap_w;
 	u32 health_w;
 	u32 seq;
@@ -224,7 +236,7 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 void xnic_bond_tx_done(struct xnic_link *link, unsigned int len);
 bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node);
 unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index,
-				bool expire);
+				bool expire, int node);
 /* bond_show.c: netlink and debugfs readout */
 int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link);
 int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev);

@@ -30,11 +30,14 @@ static DEFINE_PER_CPU(u32, xnic_bond_rr);
  *	resent at once, or XNIC_BOND_NO_LINK for none
  * @expire: expire the retransmission deadline of QPs whose peer has been
  *	unreachable for peer_timeout_ms (xnic_tx_bond_event())
+ * @node: only the QPs whose peer is this node id; -1 for every QP (a
+ *	path over a switched link failed, not the whole link)
  *
  * Context: process context, nothing held; takes each QP's tp lock.
  * Return: the number of PSNs marked for resending.
  */
-unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire)
+unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire,
+				int node)
 {
 	unsigned long idx = 0;
 	unsigned int n = 0;
@@ -52,7 +55,9 @@ unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire)
 		if (got) {
 			tp = xnic_tp_lock(qp);
 			if (tp) {
-				n += xnic_tx_bond_event(qp, index, expire);
+				if (node < 0 || tp->tx.remote_node == node)
+					n += xnic_tx_bond_event(qp, index,
+								expire);
 				xnic_tp_unlock(tp);
 			}
 			xnic_qp_put(qp);
@@ -72,8 +77,8 @@ unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire)
  *
  * Context: any; takes the RCU read lock.
  * Return: true when peer_timeout_ms is set, the peer has paths and every
- * one of them is over a member link that has been DOWN for at least
- * peer_timeout_ms.
+ * one of them has been down for at least peer_timeout_ms: its member link
+ * DOWN, or the path itself (struct xnic_path.down_ns).
  */
 bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
 {
@@ -103,6 +108,8 @@ bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
 			since = READ_ONCE(bl->down_since_ns);
 			if (READ_ONCE(bl->state) != XNIC_LINK_STATE_DOWN ||
 			    !since)
+				since = READ_ONCE(peer->path[k].down_ns);
+			if (!since)
 				goto out;
 			latest = max(latest, since);
 		}
@@ -143,7 +150,10 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  * and a frame sent is better than one dropped. A frame that consumes link
  * credit (xnic_lcr_needed()) is given only a link whose path to @peer has
  * credit, and none while UP links exist but have none (it waits for them
- * rather than fall back).
+ * rather than fall back). A peer's paths over links that are not switched
+ * (one hop, struct xnic_bond_link.switched) are preferred: its switched
+ * paths are used only when none of those is UP; a path a switched link
+ * lost (struct xnic_path.down_ns) counts as DOWN.
  *
  * Context: RCU read (the caller's: xnic_tp_xmit()).
  * Return: the link, or NULL when no link with carrier reaches @peer.
@@ -156,7 +166,10 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 	struct xnic_link *cand[XNIC_MAX_LINKS], *link, *fb = NULL;
 	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
 	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
-	bool need = xnic_lcr_needed(skb), up = false, has;
+	bool need = xnic_lcr_needed(skb), up = false, mesh_up = false, has;
+	bool sw[XNIC_MAX_LINKS], swi;
+	struct xnic_link *ab = NULL;
+	int abp = -1;
 	u8 fbs = 0;
 
 	list_for_each_entry_rcu(link, &xdev->links, list) {
@@ -170,14 +183,26 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		    !xnic_link_is_up(link))
 			continue;
 		state = READ_ONCE(bl->state);
+		/* A path a switched link lost is down, the link may be UP. */
+		if (READ_ONCE(peer->path[k].down_ns))
+			state = XNIC_LINK_STATE_DOWN;
+		swi = READ_ONCE(bl->switched);
 		has = !need || xnic_lcr_link_has(link, peer->node);
 		if (state == XNIC_LINK_STATE_UP &&
 		    policy == XNIC_BOND_ACTIVE_BACKUP) {
 			/* The active link, or wait for its credit. */
-			*path = has ? k : -1;
-			return has ? link : NULL;
+			if (!swi) {
+				*path = has ? k : -1;
+				return has ? link : NULL;
+			}
+			if (!ab) {
+				ab = link;
+				abp = has ? k : -1;
+			}
+			continue;
 		}
 		up |= state == XNIC_LINK_STATE_UP;
+		mesh_up |= state == XNIC_LINK_STATE_UP && !swi;
 		/* flow-hash keeps a flow on its link: it waits for it. */
 		if (!has && (state != XNIC_LINK_STATE_UP ||
 			     policy != XNIC_BOND_FLOW_HASH))
@@ -193,15 +218,31 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		}
 		cand[n] = link;
 		cp[n] = k;
+		sw[n] = swi;
 		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
 		       max(READ_ONCE(bl->health_w), 1U);
 		/* Running warm: a quarter of the traffic (bond_thermal.c). */
 		if (READ_ONCE(bl->thermal) == XNIC_THERMAL_WARN)
 			w[n] = max(w[n] / 4, 1U);
-		g = gcd(g, w[n]);
 		n++;
 		if (n == XNIC_MAX_LINKS)
 			break;
+	}
+	if (ab) {
+		/* Active-backup with only switched links UP: the first. */
+		*path = abp;
+		return abp < 0 ? NULL : ab;
+	}
+	if (mesh_up) {
+		/* One hop first: switched paths only when no mesh link is UP. */
+		for (k = 0, x = 0; k < n; k++) {
+			if (sw[k])
+				continue;
+			cand[x] = cand[k];
+			cp[x] = cp[k];
+			w[x++] = w[k];
+		}
+		n = x;
 	}
 	if (!n && up) {
 		/* UP links out of link credit: wait for them, no fallback. */
@@ -217,6 +258,8 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		*path = n ? cp[0] : fbp;
 		return n ? cand[0] : fb;
 	}
+	for (k = 0; k < n; k++)
+		g = gcd(g, w[k]);
 	for (k = 0; k < n; k++) {
 		w[k] /= g;
 		total += w[k];

@@ -529,18 +529,23 @@ bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev,
  * From now on the path gets every heartbeat (struct xnic_path.answered).
  *
  * Context: softirq, RCU read side.
+ * Return: the path (valid under the caller's RCU read lock; only its
+ * in-place fields may be written), or NULL when @node has none on @ifindex.
  */
-void xnic_peer_answered(struct xnic_dev *xdev, u16 node, int ifindex)
+struct xnic_path *xnic_peer_answered(struct xnic_dev *xdev, u16 node,
+				     int ifindex)
 {
 	struct xnic_peer *peer = xa_load(&xdev->peers->table, node);
 	int k;
 
-	if (!peer)
-		return;
-	for (k = 0; k < XNIC_MAX_LINKS; k++)
-		if (peer->path[k].ifindex == ifindex &&
-		    !READ_ONCE(peer->path[k].answered))
+	for (k = 0; peer && k < XNIC_MAX_LINKS; k++) {
+		if (peer->path[k].ifindex != ifindex)
+			continue;
+		if (!READ_ONCE(peer->path[k].answered))
 			WRITE_ONCE(peer->path[k].answered, true);
+		return &peer->path[k];
+	}
+	return NULL;
 }
 
 /**

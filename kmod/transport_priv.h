@@ -158,12 +158,22 @@ static_assert(XNIC_CNT_MAX == XNIC_TP_NR_COUNTERS);
  *	keyed time stamp): it gets every heartbeat. Until then it gets only
  *	probes, within the device's XNIC_UNANSWERED_PER_S (written in place)
  * @last_seen: jiffies of the last frame accepted over this path
+ * @hb_ns: last heartbeat answer over this path, local_clock() ns
+ * @srtt_ns: smoothed heartbeat round trip over this path, ns
+ * @down_ns: 0, or since when the path is down: on a switched link
+ *	(xnic_bond_link.switched) the peer stopped answering heartbeats
+ *	while the link stays UP for its other peers (bond.c)
+ *
+ * @hb_ns, @srtt_ns and @down_ns are written in place (bond.c).
  */
 struct xnic_path {
 	int ifindex;
 	u8 mac[ETH_ALEN];
 	bool answered;
 	unsigned long last_seen;
+	u64 hb_ns;
+	u64 srtt_ns;
+	u64 down_ns;
 };
 
 /**
@@ -541,7 +551,8 @@ int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node);
 bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer);
-void xnic_peer_answered(struct xnic_dev *xdev, u16 node, int ifindex);
+struct xnic_path *xnic_peer_answered(struct xnic_dev *xdev, u16 node,
+				     int ifindex);
 bool xnic_peer_check_src(struct xnic_dev *xdev, u16 node,
 			 const struct sk_buff *skb);
 void xnic_peer_hello_rx(struct xnic_dev *xdev, struct sk_buff *skb,
