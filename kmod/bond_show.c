@@ -21,6 +21,8 @@ static const char *const xnic_bond_cnt_str[XNIC_BL_NR] = {
 	[XNIC_BL_FAILOVERS]	= "failovers",
 	[XNIC_BL_RESENT]	= "resent",
 	[XNIC_BL_STATE_CHANGES]	= "state_changes",
+	[XNIC_BL_THERMAL_WARNS]	= "thermal_warns",
+	[XNIC_BL_THERMAL_CRITS]	= "thermal_crits",
 };
 
 /**
