@@ -10,7 +10,10 @@
 # in the test VM; about a minute.
 set -u
 
+# shellcheck source=selftests/xt_tap.sh
 . "$(dirname "$0")/xt_tap.sh"
+# shellcheck source=selftests/xt_pair.sh
+. "$(dirname "$0")/xt_pair.sh"
 cd "$(dirname "$0")/.." || exit 1
 EX=$PWD/examples
 
@@ -27,9 +30,7 @@ cleanup() {
 	for p in "${pids[@]}"; do
 		kill -9 "$p" 2>/dev/null
 	done
-	rdma link delete "$D0" 2>/dev/null
-	rdma link delete "$D1" 2>/dev/null
-	ip link del "$A" 2>/dev/null
+	xt_pair_del "$D0" "$D1" "$A"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -43,12 +44,8 @@ done
 modprobe veth 2>/dev/null
 
 echo "TAP version 13"
-ip link add "$A" address 02:00:00:00:00:1e mtu 9000 type veth \
-	peer name "$B" address 02:00:00:00:00:1f mtu 9000 ||
-	skip_all "cannot create veths"
-ip link set "$A" up && ip link set "$B" up
-rdma link add "$D0" type xnic netdev "$A" || skip_all "rdma link add"
-rdma link add "$D1" type xnic netdev "$B" || skip_all "rdma link add"
+xt_pair "$D0" "$D1" "$A" "$B" 02:00:00:00:00:1e 02:00:00:00:00:1f ||
+	skip_all "cannot set up the xnic pair"
 
 # run_bg NAME CMD... - start CMD with a deadline, its output in $tmp/NAME
 run_bg() {

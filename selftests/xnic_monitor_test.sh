@@ -9,14 +9,18 @@
 # localhost, shows both devices' data and packet counters moved by at least
 # a known transfer (xnic-perf write_bw) between them, with no errors.
 # Runs as root in the test VM.
+# Prints TAP lines.
 set -u
-KSFT_SKIP=4
+# shellcheck source=selftests/xt_tap.sh
+. "$(dirname "$0")/xt_tap.sh"
+# shellcheck source=selftests/xt_pair.sh
+. "$(dirname "$0")/xt_pair.sh"
 cd "$(dirname "$0")/.." || exit 1
 PERF=tools/xnic-perf
 NE=/usr/bin/prometheus-node-exporter
-[[ -x $PERF ]] || { echo "SKIP: $PERF not built"; exit $KSFT_SKIP; }
-[[ -x $NE ]] || { echo "SKIP: prometheus-node-exporter not installed (make deps)"; exit $KSFT_SKIP; }
-command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit $KSFT_SKIP; }
+[[ -x $PERF ]] || skip_all "$PERF not built"
+[[ -x $NE ]] || skip_all "prometheus-node-exporter not installed (make deps)"
+command -v curl >/dev/null || skip_all "curl not installed"
 
 tag=$$
 A=moa$tag B=mob$tag DA=mox${tag}a DB=mox${tag}b
@@ -26,26 +30,12 @@ tmp=$(mktemp -d) nepid=
 
 cleanup() {
 	[[ -n $nepid ]] && kill "$nepid" 2>/dev/null && wait "$nepid" 2>/dev/null
-	rdma link delete "$DA" 2>/dev/null
-	rdma link delete "$DB" 2>/dev/null
-	ip link del "$A" 2>/dev/null
+	xt_pair_del "$DA" "$DB" "$A"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-fail=0
-ok() { echo "ok: $*"; }
-notok() { echo "not ok: $*"; fail=1; }
-
-ip link add "$A" address 02:00:00:00:00:31 mtu 9000 type veth \
-	peer name "$B" address 02:00:00:00:00:32 mtu 9000 || exit 1
-ip link set "$A" up && ip link set "$B" up || exit 1
-rdma link add "$DA" type xnic netdev "$A" || exit 1
-rdma link add "$DB" type xnic netdev "$B" || exit 1
-for _ in $(seq 50); do
-	[[ -e /sys/class/infiniband/$DB ]] && break
-	sleep 0.1
-done
+xt_pair "$DA" "$DB" "$A" "$B" 02:00:00:00:00:31 02:00:00:00:00:32 || exit 1
 
 # 1. The standard files exist; the data counters count octets / 4 of the
 # transport's tx_bytes/rx_bytes (read back to back: HELLOs may land between).
@@ -59,16 +49,16 @@ done
 if [[ -z $missing ]]; then
 	ok "standard counters present"
 else
-	notok "standard counters missing or unreadable:$missing"
+	not_ok "standard counters missing or unreadable:$missing"
 fi
 for f in unicast_xmit_packets multicast_xmit_packets; do
-	[[ -e $C/$f ]] && notok "$f present (xnic does not count it)"
+	[[ -e $C/$f ]] && not_ok "$f present (xnic does not count it)"
 done
 x=$(cat "$C/port_xmit_data") b=$(cat "$H/tx_bytes")
 if ((x * 4 <= b && b - x * 4 < 100000)); then
 	ok "port_xmit_data $x = tx_bytes $b / 4"
 else
-	notok "port_xmit_data $x against tx_bytes $b / 4"
+	not_ok "port_xmit_data $x against tx_bytes $b / 4"
 fi
 
 # 2. node_exporter, the infiniband collector only.
@@ -88,11 +78,11 @@ metric() {
 }
 scrape() { curl -sf "http://127.0.0.1:$NE_PORT/metrics" >"$1"; }
 
-scrape "$tmp/before" || notok "node_exporter scrape failed: $(cat "$tmp/ne.log")"
+scrape "$tmp/before" || not_ok "node_exporter scrape failed: $(cat "$tmp/ne.log")"
 if grep -q "device=\"$DA\"" "$tmp/before"; then
 	ok "node_exporter sees $DA"
 else
-	notok "node_exporter does not see $DA"
+	not_ok "node_exporter does not see $DA"
 	grep -i infiniband "$tmp/before" | head -5
 	tail -5 "$tmp/ne.log"
 fi
@@ -101,9 +91,9 @@ fi
 timeout 60 $PERF write_bw -d "$DB" -p $PORT >"$tmp/srv" 2>&1 &
 spid=$!
 timeout 60 $PERF write_bw -d "$DA" -p $PORT -n $ITERS -s $SIZE 127.0.0.1 \
-	>"$tmp/cli" 2>&1 || { notok "xnic-perf write_bw"; cat "$tmp/cli"; }
-wait $spid || { notok "xnic-perf server"; cat "$tmp/srv"; }
-scrape "$tmp/after" || notok "second scrape failed"
+	>"$tmp/cli" 2>&1 || { not_ok "xnic-perf write_bw"; cat "$tmp/cli"; }
+wait $spid || { not_ok "xnic-perf server"; cat "$tmp/srv"; }
+scrape "$tmp/after" || not_ok "second scrape failed"
 
 # moved DEVICE NAME MIN - NAME of DEVICE grew by at least MIN.
 moved() {
@@ -111,11 +101,11 @@ moved() {
 	v0=$(metric "$1" "$2" "$tmp/before")
 	v1=$(metric "$1" "$2" "$tmp/after")
 	if [[ -z $v0 || -z $v1 ]]; then
-		notok "$1 $2 absent from the scrape"
+		not_ok "$1 $2 absent from the scrape"
 	elif ((v1 - v0 >= $3)); then
 		ok "$1 $2 +$((v1 - v0)) (>= $3)"
 	else
-		notok "$1 $2 +$((v1 - v0)), expected >= $3"
+		not_ok "$1 $2 +$((v1 - v0)), expected >= $3"
 	fi
 }
 # Each WRITE of 64 KiB is at least 7 frames on a 9000-byte MTU.
@@ -129,13 +119,9 @@ for d in "$DA" "$DB"; do
 		if [[ $v == 0 ]]; then
 			ok "$d $m 0"
 		else
-			notok "$d $m '$v', expected 0"
+			not_ok "$d $m '$v', expected 0"
 		fi
 	done
 done
 
-if ((fail)); then
-	echo "FAIL: xnic_monitor_test"
-	exit 1
-fi
-echo "PASS: xnic_monitor_test"
+tap_end

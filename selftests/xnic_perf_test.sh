@@ -7,11 +7,15 @@
 # manager (--cm: no TCP, the cm_established counter counts both QPs
 # of each run), and the failures of each (no server; over the CM also a
 # client killed mid-run). Runs as root in the test VM.
+# Prints TAP lines.
 set -u
-KSFT_SKIP=4
-cd "$(dirname "$0")/.."
+# shellcheck source=selftests/xt_tap.sh
+. "$(dirname "$0")/xt_tap.sh"
+# shellcheck source=selftests/xt_pair.sh
+. "$(dirname "$0")/xt_pair.sh"
+cd "$(dirname "$0")/.." || exit 1
 PERF=tools/xnic-perf
-[[ -x $PERF ]] || { echo "SKIP: $PERF not built"; exit $KSFT_SKIP; }
+[[ -x $PERF ]] || skip_all "$PERF not built"
 
 tag=$$
 A=pta$tag B=ptb$tag DA=ptx${tag}a DB=ptx${tag}b
@@ -19,24 +23,13 @@ PORT=$((20000 + tag % 10000))
 out=$(mktemp) srv=$(mktemp)
 
 cleanup() {
-	rdma link delete "$DA" 2>/dev/null
-	rdma link delete "$DB" 2>/dev/null
-	ip link del "$A" 2>/dev/null
+	xt_pair_del "$DA" "$DB" "$A"
 	rm -f "$out" "$srv"
 }
 trap cleanup EXIT
 
-ip link add "$A" address 02:00:00:00:00:21 mtu 9000 type veth \
-	peer name "$B" address 02:00:00:00:00:22 mtu 9000 || exit 1
-ip link set "$A" up && ip link set "$B" up || exit 1
-rdma link add "$DA" type xnic netdev "$A" || exit 1
-rdma link add "$DB" type xnic netdev "$B" || exit 1
-for i in $(seq 50); do
-	[[ -e /sys/class/infiniband/$DB ]] && break
-	sleep 0.1
-done
+xt_pair "$DA" "$DB" "$A" "$B" 02:00:00:00:00:21 02:00:00:00:00:22 || exit 1
 
-fail=0
 CM=()		# --cm: the runs go through the CM
 # name, then client options
 run() {
@@ -57,11 +50,10 @@ run() {
 	src=$?
 	n=$(grep -c "^{\"test\":\"$t\",.*}$" "$out")
 	if [[ $crc -ne 0 || $src -ne 0 || $n -lt 1 ]]; then
-		echo "not ok: $t $* (client $crc, server $src, $n results)"
+		not_ok "$t $* (client $crc, server $src, $n results)"
 		cat "$out" "$srv"
-		fail=1
 	else
-		echo "ok: $t $* ($n results)"
+		ok "$t $* ($n results)"
 	fi
 }
 
@@ -80,13 +72,13 @@ run write_bw -n 10 -e -a
 fails_clearly() {
 	local what=$1 st=$2 file=$3 pat=$4
 	if ((st == 0 || st == 124)); then
-		echo "not ok: $what: status $st"; cat "$file"
-		fail=1
+		not_ok "$what: status $st"
+		cat "$file"
 	elif ! grep -q "$pat" "$file"; then
-		echo "not ok: $what: no clear message:"; cat "$file"
-		fail=1
+		not_ok "$what: no clear message:"
+		cat "$file"
 	else
-		echo "ok: $what: $(head -c 120 "$file")"
+		ok "$what: $(head -c 120 "$file")"
 	fi
 }
 
@@ -97,8 +89,7 @@ node_of() {
 cm_est() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/cm_established"; }
 NODE_B=$(node_of "$DB")
 if [[ -z $NODE_B ]]; then
-	echo "not ok: no node id for $DB from xnictl"
-	fail=1
+	not_ok "no node id for $DB from xnictl"
 else
 	CM=(--cm)
 	est0=$(cm_est "$DB")
@@ -112,10 +103,9 @@ else
 	est1=$(cm_est "$DB")
 	# 7 runs, 2 QPs each (test and control), established on B's side.
 	if [[ -z $est0 || -z $est1 ]] || ((est1 - est0 != 14)); then
-		echo "not ok: cm_established of $DB went from '$est0' to '$est1', expected +14"
-		fail=1
+		not_ok "cm_established of $DB went from '$est0' to '$est1', expected +14"
 	else
-		echo "ok: cm_established +14 on $DB"
+		ok "cm_established +14 on $DB"
 	fi
 	# The client killed mid-run: the server, waiting for its end message,
 	# finds the peer gone (keepalive WRITE) and fails, not waits for ever.
@@ -142,4 +132,4 @@ fi
 # A client with no server fails with a message and a non-zero status.
 timeout 30 $PERF write_lat -d "$DA" -p $((PORT + 1)) 127.0.0.1 >"$out" 2>&1
 fails_clearly "a client without a server" $? "$out" "connect to 127.0.0.1"
-exit $fail
+tap_end
