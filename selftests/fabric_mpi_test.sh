@@ -5,11 +5,15 @@
 # MPI 4.1 with `--mca pml cm --mca mtl ofi` on the xnic provider (through
 # ofi_rxm), selftests/fabric_mpi_test (ring point-to-point 1 B .. 4 MiB,
 # float all-reduce checked element by element, broadcast; then one-sided
-# MPI_Put/MPI_Get with --mca osc pt2pt, which runs over the PML) on 2 and 4 ranks, each
-# rank on its own xnic device (FI_XNIC_DOMAIN=xnic<rank>, set by a wrapper
-# mpirun starts), the devices on a veth pair (tools/xnic-mesh). Runs as
-# root in the test VM. Then 2 ranks again with one of the two member links
-# between their devices cut mid-run, and NetPIPE (NPopenmpi) to 1 MiB.
+# MPI_Put/MPI_Get with --mca osc pt2pt, which runs over the PML) on 2 and
+# 4 ranks. Each rank runs on its own emulated node, as on a cluster: the
+# nodes are network namespaces, each seeing its own xnic device only
+# (tools/xnic-mesh, MESH_NETNS=1; two member links per pair of devices),
+# and mpirun starts one orted per node through tools/xnic-mpi-net (its rsh
+# agent; the out-of-band channel on a management network that carries no
+# data). Runs as root in the test VM. Then 2 ranks again with one of the
+# two member links between their devices cut mid-run, and NetPIPE
+# (NPopenmpi) to 1 MiB.
 # XNIC_MPI_RANKS: rank counts to run (default "2 4").
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -27,42 +31,47 @@ TMO=${XNIC_FABRIC_TIMEOUT:-300}
 tag=$$
 # shellcheck source-path=SCRIPTDIR source=../tools/xnic-mesh
 . tools/xnic-mesh
+# shellcheck source-path=SCRIPTDIR source=../tools/xnic-mpi-net
+. tools/xnic-mpi-net
 out=$(mktemp -d)
-trap 'mesh_down; rm -rf "$out"' EXIT
+trap 'mpinet_down; mesh_down; rm -rf "$out"' EXIT
 # Two member links per pair of devices: one is cut in a run below.
+MESH_NETNS=1
 mesh_up "$NMAX" xnic "$tag" 2 || { echo "not ok - cannot build the fabric"; exit 1; }
 mesh_wait_peers || echo "# peers not all seen yet"
-
-# Each rank on its own device: the provider's FI_XNIC_DOMAIN.
-cat >"$out/rank-dev" <<'EOS'
-#!/bin/sh
-FI_XNIC_DOMAIN=xnic${OMPI_COMM_WORLD_RANK:?} exec "$@"
-EOS
-chmod +x "$out/rank-dev"
+mpinet_up "$NMAX" || { echo "not ok - cannot build the management network"; exit 1; }
 
 mpi() {
 	local np=$1
 	shift
-	timeout "$TMO" mpirun --allow-run-as-root --oversubscribe -np "$np" \
+	timeout "$TMO" mpirun --allow-run-as-root "${MPINET_ARGS[@]}" \
+		-np "$np" --host "$(mpinet_hosts "$np")" \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xnic \
-		--mca btl self --mca osc pt2pt --mca mtl_base_verbose 1 -x FI_PROVIDER_PATH="$TOP/fabric" \
-		-x FI_PROVIDER=xnic "$out/rank-dev" "$@"
+		--mca btl self --mca osc pt2pt --mca mtl_base_verbose 1 \
+		-x FI_PROVIDER_PATH="$TOP/fabric" -x FI_PROVIDER=xnic "$@"
 }
 
-cm_est() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/cm_established"; }
+cm_est() { # NODE: its device's established connections
+	mesh_exec "$1" cat "/sys/class/infiniband/xnic$1/ports/1/hw_counters/cm_established"
+}
 
 for np in $RANKS; do
-	before=$(cm_est xnic0)
+	before=()
+	for ((i = 0; i < np; i++)); do before+=("$(cm_est $i)"); done
 	mpi "$np" selftests/fabric_mpi_test >"$out/run$np" 2>&1
 	rc=$?
-	after=$(cm_est xnic0)
-	grep -v "^\[" "$out/run$np" | sed 's/^/#   /'
+	grep -v "^\\[" "$out/run$np" | sed 's/^/#   /'
 	check "mpirun -np $np (mtl ofi on xnic): fabric_mpi_test passes (exit $rc)" \
 		grep -q "fabric_mpi_test: $np ranks: PASS" "$out/run$np"
 	check "-np $np: Open MPI chose the ofi mtl's xnic provider" \
 		grep -q "mtl:ofi:provider: xnic" "$out/run$np"
-	check "-np $np: xnic0's CM connected ($before -> $after)" \
-		test "$after" -gt "$before"
+	moved=
+	for ((i = 0; i < np; i++)); do
+		after=$(cm_est $i)
+		((after > ${before[i]:-0})) || moved+=" node$i(${before[i]}->$after)"
+	done
+	check "-np $np: every node's own device connected through its CM${moved:+, not:$moved}" \
+		test -z "$moved"
 	mpi "$np" selftests/fabric_mpi_test --rma >"$out/rma$np" 2>&1
 	rc=$?
 	grep -v "^\\[" "$out/rma$np" | sed 's/^/#   /'
@@ -75,10 +84,10 @@ cut0=$(mesh_netdev 0 1 1) cut1=$(mesh_netdev 1 0 1)
 mpi 2 selftests/fabric_mpi_test >"$out/cut" 2>&1 &
 mpid=$!
 sleep 5
-ip link set "$cut0" down && ip link set "$cut1" down
+mesh_exec 0 ip link set "$cut0" down && mesh_exec 1 ip link set "$cut1" down
 wait "$mpid"
 rc=$?
-ip link set "$cut0" up && ip link set "$cut1" up
+mesh_exec 0 ip link set "$cut0" up && mesh_exec 1 ip link set "$cut1" up
 grep -v "^\\[" "$out/cut" | sed 's/^/#   /'
 check "-np 2 with a member link cut mid-run: passes (exit $rc)" \
 	grep -q "fabric_mpi_test: 2 ranks: PASS" "$out/cut"
