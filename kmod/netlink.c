@@ -80,13 +80,19 @@ static const struct nla_policy xnic_dev_policy[XNIC_A_MAX + 1] = {
 	XNIC_NL_DEV_POLICY,
 };
 
-/* What LINK_ADD and LINK_DEL take in XNIC_A_LINK. */
+/* What LINK_ADD, LINK_DEL and LINK_SET take in XNIC_A_LINK. */
 static const struct nla_policy xnic_link_req_policy[XNIC_LINK_A_MAX + 1] = {
 	[XNIC_LINK_A_IFNAME] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
 	[XNIC_LINK_A_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[XNIC_LINK_A_TEMP_WARN_MC] = { .type = NLA_U32 },
 	[XNIC_LINK_A_TEMP_CRIT_MC] = { .type = NLA_U32 },
 	[XNIC_LINK_A_TEMP_INJECT_MC] = { .type = NLA_S32 },
+	[XNIC_LINK_A_TEMP_HYST_MC] =
+		NLA_POLICY_MAX(NLA_U32, XNIC_THERMAL_HYST_MAX_MC),
+	[XNIC_LINK_A_TEMP_SOURCE] =
+		NLA_POLICY_MAX(NLA_U8, XNIC_TEMP_SRC_MODULE),
+	[XNIC_LINK_A_TEMP_SENSOR_MC] = { .type = NLA_S32 },
+	[XNIC_LINK_A_TEMP_READ_ERROR] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy xnic_link_mod_policy[XNIC_A_MAX + 1] = {
