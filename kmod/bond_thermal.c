@@ -10,8 +10,8 @@
  * (temp_hyst_mc) below its threshold, after staying there for the bond
  * hold time.
  *
- * The temperature comes from userspace: a sensor reader (xnictl link
- * watch-temp, thermal/) reads the hwmon sensor of the member netdev's
+ * The temperature comes from userspace: a sensor reader
+ * (thermal/xnic-tempd) reads the hwmon sensor of the member netdev's
  * parent device and the pluggable module's EEPROM diagnostics and reports
  * them with LINK_SET (TEMP_SOURCE, TEMP_SENSOR_MC, TEMP_READ_ERROR); a
  * reading stands for XNIC_TEMP_STALE_MS. A test may inject one

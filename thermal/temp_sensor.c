@@ -27,7 +27,7 @@ struct xnic_temp_sensors {
 	int family;
 };
 
-/* One module read: the netdev and where the bytes go. */
+/* What eeprom_read() needs: the handle and the netdev. */
 struct eeprom_ctx {
 	struct xnic_temp_sensors *s;
 	const char *ifname;
@@ -158,7 +158,7 @@ int xnic_temp_hwmon(struct xnic_temp_sensors *s, const char *ifname,
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], buf[32];
 	struct dirent *d;
-	long best = -1;
+	long best = -1, k;
 	ssize_t n;
 	DIR *dp;
 
@@ -168,10 +168,11 @@ int xnic_temp_hwmon(struct xnic_temp_sensors *s, const char *ifname,
 	dp = opendir(dir);
 	if (!dp)
 		return errno == ENOENT || errno == ENOTDIR ? -ENODATA : -errno;
-	while ((d = readdir(dp)))
-		if (hwmon_index(d->d_name) >= 0 &&
-		    (best < 0 || hwmon_index(d->d_name) < best))
-			best = hwmon_index(d->d_name);
+	while ((d = readdir(dp))) {
+		k = hwmon_index(d->d_name);
+		if (k >= 0 && (best < 0 || k < best))
+			best = k;
+	}
 	closedir(dp);
 	if (best < 0)
 		return -ENODATA;

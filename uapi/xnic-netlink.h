@@ -230,7 +230,7 @@ enum xnic_attr {
  *	thermal state is left only this far below its threshold
  * @XNIC_LINK_A_TEMP_SOURCE: u8, enum xnic_temp_source. In LINK_GET: where
  *	XNIC_LINK_A_TEMP_MC comes from. In LINK_SET, from a sensor reader
- *	(xnictl link watch-temp): the sensor of TEMP_SENSOR_MC (HWMON or
+ *	(thermal/xnic-tempd): the sensor of TEMP_SENSOR_MC (HWMON or
  *	MODULE), or NONE alone: the link has no sensor (forget the reading)
  * @XNIC_LINK_A_TEMP_SENSOR_MC: s32, LINK_SET only: a sensor reading,
  *	millidegrees Celsius; it stands for XNIC_TEMP_STALE_MS
