@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps check-debug install install-module module-clean \
-	dkms-check coll topo fabric torch fresh-check fuzz examples man \
+	dkms-check coll topo thermal fabric torch fresh-check fuzz examples man \
 	install-user install-test demo-train clean help
 
-all: module lib tools selftests coll topo fabric torch examples man
+all: module lib tools selftests coll topo thermal fabric torch examples man
 
 help:
-	@echo "targets: all module lib tools selftests coll topo fabric torch examples man check check-debug fuzz lint demo demo-train deps install install-test dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo thermal fabric torch examples man check check-debug fuzz lint demo demo-train deps install install-test dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -77,6 +77,10 @@ coll: lib
 # Topology-aware rank mapping: libxnicmap and xnic-map (topo/README).
 topo:
 	$(MAKE) -C topo
+
+# The member links' temperature reader xnic-tempd (thermal/README).
+thermal:
+	$(MAKE) -C thermal
 examples: lib coll
 	$(MAKE) -C examples
 
@@ -180,11 +184,12 @@ install: install-module install-user
 
 # Everything but the module: libraries, headers, pkg-config files, tools,
 # man pages.
-install-user: lib tools coll topo man
+install-user: lib tools coll topo thermal man
 	$(MAKE) -C libuser install
 	$(MAKE) -C tools install
 	$(MAKE) -C coll install
 	$(MAKE) -C topo install
+	$(MAKE) -C thermal install
 	$(MAKE) -C fabric install
 	install -d $(DESTDIR)$(MANDIR)/man3
 	cp -P build/man/*.3 $(DESTDIR)$(MANDIR)/man3/
@@ -214,6 +219,7 @@ clean: module-clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C coll clean
 	$(MAKE) -C topo clean
+	$(MAKE) -C thermal clean
 	$(MAKE) -C fabric clean
 	$(MAKE) -C torch-xnic clean
 	$(MAKE) -C selftests clean

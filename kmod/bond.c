@@ -676,6 +676,7 @@ int xnic_bond_link_init(struct xnic_link *link)
 	bl->health_w = XNIC_BOND_MAX_HEALTH_W;
 	bl->hb_key = get_random_u64();
 	bl->temp_inject_mc = XNIC_TEMP_INJECT_OFF;
+	bl->temp_hyst_mc = XNIC_THERMAL_HYST_MC;
 	xnic_lcr_link_init(bl);
 	link->bond = bl;
 	hrtimer_init(&bl->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);

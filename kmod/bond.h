@@ -69,6 +69,7 @@
  * @XNIC_BL_STATE_CHANGES: changes of the state
  * @XNIC_BL_THERMAL_WARNS: entries into THERMAL_WARN or _CRIT from cooler
  * @XNIC_BL_THERMAL_CRITS: entries into THERMAL_CRIT
+ * @XNIC_BL_TEMP_READ_ERRORS: sensor read failures a reader reported
  * @XNIC_BL_NR: number of counters
  */
 enum xnic_bond_counter {
@@ -85,6 +86,7 @@ enum xnic_bond_counter {
 	XNIC_BL_STATE_CHANGES,
 	XNIC_BL_THERMAL_WARNS,
 	XNIC_BL_THERMAL_CRITS,
+	XNIC_BL_TEMP_READ_ERRORS,
 	XNIC_BL_NR,
 };
 
@@ -139,10 +141,14 @@ enum xnic_bond_counter {
  *	XNIC_TEMP_INJECT_OFF
  * @temp_warn_mc: warn threshold, m°C, 0: off (netlink LINK_SET)
  * @temp_crit_mc: critical threshold, m°C, 0: off
+ * @temp_hyst_mc: hysteresis, m°C (XNIC_THERMAL_HYST_MC by default)
+ * @sensor_mc: the last sensor reading a reader reported, m°C
+ * @sensor_src: its enum xnic_temp_source (XNIC_TEMP_SRC_NONE: none)
+ * @sensor_at: when it was reported, jiffies
  * @thermal: enum xnic_thermal_state (read locklessly by the datapath)
  * @thermal_announced: thermal state last announced (@work)
  * @cool_since_ns: below the current thermal state's threshold minus
- *	XNIC_THERMAL_HYST_MC since (0: not)
+ *	@temp_hyst_mc since (0: not)
  * @cnt: enum xnic_bond_counter
  * @lcr: link credit paths, node id -> struct xnic_lcr_path (link_credit.c)
  * @rcu: deferred free (the datapath reads it under RCU)
@@ -188,6 +194,10 @@ struct xnic_bond_link {
 	s32 temp_inject_mc;
 	u32 temp_warn_mc;
 	u32 temp_crit_mc;
+	u32 temp_hyst_mc;
+	s32 sensor_mc;
+	u8 sensor_src;
+	unsigned long sensor_at;
 	u8 thermal;
 	u8 thermal_announced;
 	u64 cool_since_ns;
@@ -225,7 +235,7 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 		     const struct xnic_wire_info *i);
 void xnic_bond_params_changed(struct xnic_dev *xdev);
 /* bond_thermal.c: thermal state */
-bool xnic_bond_temp(struct xnic_bond_link *bl, s32 *mc);
+u8 xnic_bond_temp(struct xnic_bond_link *bl, s32 *mc);
 bool xnic_bond_thermal_eval(struct xnic_bond_link *bl, u64 now);
 int xnic_bond_thermal_set(struct xnic_link *link, struct nlattr **tb,
 			  struct netlink_ext_ack *extack);

@@ -23,6 +23,7 @@ static const char *const xnic_bond_cnt_str[XNIC_BL_NR] = {
 	[XNIC_BL_STATE_CHANGES]	= "state_changes",
 	[XNIC_BL_THERMAL_WARNS]	= "thermal_warns",
 	[XNIC_BL_THERMAL_CRITS]	= "thermal_crits",
+	[XNIC_BL_TEMP_READ_ERRORS] = "temp_read_errors",
 };
 
 /**
@@ -64,13 +65,16 @@ int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link)
 		{ XNIC_LINK_A_RESENT, XNIC_BL_RESENT },
 		{ XNIC_LINK_A_THERMAL_WARNS, XNIC_BL_THERMAL_WARNS },
 		{ XNIC_LINK_A_THERMAL_CRITS, XNIC_BL_THERMAL_CRITS },
+		{ XNIC_LINK_A_TEMP_READ_ERRORS, XNIC_BL_TEMP_READ_ERRORS },
 	};
 	struct xnic_bond_link *bl = link->bond;
 	unsigned int k;
-	s32 t;
+	s32 t = 0;
+	u8 src;
 
 	if (!bl)
 		return 0;
+	src = xnic_bond_temp(bl, &t);
 	if (nla_put_u8(skb, XNIC_LINK_A_STATE, READ_ONCE(bl->state)) ||
 	    nla_put_u32(skb, XNIC_LINK_A_RTT_US,
 			div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC)) ||
@@ -84,8 +88,10 @@ int xnic_bond_nl_put(struct sk_buff *skb, struct xnic_link *link)
 			READ_ONCE(bl->temp_warn_mc)) ||
 	    nla_put_u32(skb, XNIC_LINK_A_TEMP_CRIT_MC,
 			READ_ONCE(bl->temp_crit_mc)) ||
-	    (xnic_bond_temp(bl, &t) &&
-	     nla_put_s32(skb, XNIC_LINK_A_TEMP_MC, t)))
+	    nla_put_u32(skb, XNIC_LINK_A_TEMP_HYST_MC,
+			READ_ONCE(bl->temp_hyst_mc)) ||
+	    nla_put_u8(skb, XNIC_LINK_A_TEMP_SOURCE, src) ||
+	    (src && nla_put_s32(skb, XNIC_LINK_A_TEMP_MC, t)))
 		return -EMSGSIZE;
 	for (k = 0; k < ARRAY_SIZE(c64); k++)
 		if (nla_put_u64_64bit(skb, c64[k].attr,

@@ -6,34 +6,54 @@
  * weight by 4 (bond_path.c); CRIT isolates it as the health patrol isolates
  * a DEGRADED link (bond.c: drained, its unacknowledged PSNs resent on the
  * others, heartbeats only, the peer told through the heartbeat's health
- * flag). A state is entered at once and left only XNIC_THERMAL_HYST_MC
- * below its threshold, after staying there for the bond hold time.
+ * flag). A state is entered at once and left only the link's hysteresis
+ * (temp_hyst_mc) below its threshold, after staying there for the bond
+ * hold time.
  *
- * The temperature is, for now, only the one a test injects
- * (XNIC_LINK_A_TEMP_INJECT_MC); a link without one is THERMAL_OK.
- * Evaluated at every heartbeat tick (bond.c), under xnic_bond_link.lock.
+ * The temperature comes from userspace: a sensor reader
+ * (thermal/xnic-tempd) reads the hwmon sensor of the member netdev's
+ * parent device and the pluggable module's EEPROM diagnostics and reports
+ * them with LINK_SET (TEMP_SOURCE, TEMP_SENSOR_MC, TEMP_READ_ERROR); a
+ * reading stands for XNIC_TEMP_STALE_MS. A test may inject one
+ * (TEMP_INJECT_MC), which overrides the sensor. A link with no known
+ * temperature is THERMAL_OK: a missing or failing sensor never trips the
+ * policy. Evaluated at every heartbeat tick (bond.c), under
+ * xnic_bond_link.lock.
  */
+#include <linux/jiffies.h>
 #include <net/netlink.h>
 
 #include "bond.h"
 #include "../uapi/xnic-netlink.h"
 
 /**
- * xnic_bond_temp() - a member link's temperature
+ * xnic_bond_temp() - a member link's temperature and where it comes from
  * @bl: the link's bond state
  * @mc: set to the temperature, millidegrees Celsius, when known
  *
- * Context: any (a lockless read).
- * Return: true when a temperature is known.
+ * The injected temperature if a test set one, else the sensor reading a
+ * reader reported in the last XNIC_TEMP_STALE_MS.
+ *
+ * Context: any; without @bl->lock a racy snapshot (for display).
+ * Return: enum xnic_temp_source; XNIC_TEMP_SRC_NONE (0): unknown, @mc
+ * untouched.
  */
-bool xnic_bond_temp(struct xnic_bond_link *bl, s32 *mc)
+u8 xnic_bond_temp(struct xnic_bond_link *bl, s32 *mc)
 {
 	s32 t = READ_ONCE(bl->temp_inject_mc);
+	u8 src;
 
-	if (t == XNIC_TEMP_INJECT_OFF)
-		return false;
-	*mc = t;
-	return true;
+	if (t != XNIC_TEMP_INJECT_OFF) {
+		*mc = t;
+		return XNIC_TEMP_SRC_INJECTED;
+	}
+	src = READ_ONCE(bl->sensor_src);
+	if (src == XNIC_TEMP_SRC_NONE ||
+	    time_after(jiffies, READ_ONCE(bl->sensor_at) +
+			       msecs_to_jiffies(XNIC_TEMP_STALE_MS)))
+		return XNIC_TEMP_SRC_NONE;
+	*mc = READ_ONCE(bl->sensor_mc);
+	return src;
 }
 
 /* The state @t asks for when the thresholds are lowered by @margin. */
@@ -53,8 +73,8 @@ static u8 xnic_bond_thermal_want(const struct xnic_bond_link *bl, s32 t,
  * @now: local_clock()
  *
  * Hotter states are entered at once; a cooler one once the temperature has
- * stayed XNIC_THERMAL_HYST_MC below the current state's threshold for
- * bond_hold_ms.
+ * stayed @bl->temp_hyst_mc below the current state's threshold for
+ * bond_hold_ms. An unknown temperature counts as cool.
  *
  * Context: softirq, @bl->lock held.
  * Return: true when the state changed and the link's work is to announce
@@ -69,7 +89,7 @@ bool xnic_bond_thermal_eval(struct xnic_bond_link *bl, u64 now)
 
 	if (xnic_bond_temp(bl, &t)) {
 		hot = xnic_bond_thermal_want(bl, t, 0);
-		keep = xnic_bond_thermal_want(bl, t, XNIC_THERMAL_HYST_MC);
+		keep = xnic_bond_thermal_want(bl, t, bl->temp_hyst_mc);
 	}
 	if (hot > old) {
 		WRITE_ONCE(bl->thermal, hot);
@@ -93,29 +113,58 @@ bool xnic_bond_thermal_eval(struct xnic_bond_link *bl, u64 now)
 	return !bl->dead;
 }
 
+/* LINK_SET's sensor report: TEMP_SOURCE [TEMP_SENSOR_MC], TEMP_READ_ERROR. */
+static int xnic_bond_sensor_check(struct nlattr **tb,
+				  struct netlink_ext_ack *extack)
+{
+	u8 src = tb[XNIC_LINK_A_TEMP_SOURCE] ?
+		 nla_get_u8(tb[XNIC_LINK_A_TEMP_SOURCE]) : XNIC_TEMP_SRC_NONE;
+
+	if (tb[XNIC_LINK_A_TEMP_SENSOR_MC] && src == XNIC_TEMP_SRC_NONE) {
+		NL_SET_ERR_MSG(extack,
+			       "a sensor reading needs its source (hwmon or module)");
+		return -EINVAL;
+	}
+	if (!tb[XNIC_LINK_A_TEMP_SENSOR_MC] && src != XNIC_TEMP_SRC_NONE) {
+		NL_SET_ERR_MSG(extack, "a sensor source needs its reading");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
- * xnic_bond_thermal_set() - netlink LINK_SET: thresholds and injection
+ * xnic_bond_thermal_set() - netlink LINK_SET: thresholds, hysteresis,
+ *	sensor reports and test injection
  * @link: the member link
- * @tb: the XNIC_A_LINK nest, parsed: TEMP_WARN_MC, TEMP_CRIT_MC (u32,
- *	millidegrees Celsius, 0: off), TEMP_INJECT_MC (s32, for tests;
- *	XNIC_TEMP_INJECT_OFF ends it), each optional
+ * @tb: the XNIC_A_LINK nest, parsed (uapi/xnic-netlink.h, each optional):
+ *	TEMP_WARN_MC, TEMP_CRIT_MC (u32, millidegrees Celsius, 0: off),
+ *	TEMP_HYST_MC (u32, millidegrees Celsius, range checked by the
+ *	policy), TEMP_INJECT_MC (s32, for tests; XNIC_TEMP_INJECT_OFF ends
+ *	it); from a sensor reader: TEMP_SOURCE (HWMON or MODULE) with
+ *	TEMP_SENSOR_MC (s32, the reading), or TEMP_SOURCE NONE alone (no
+ *	sensor: forget the reading), and TEMP_READ_ERROR (flag, counted)
  * @extack: error report
  *
  * All or nothing. Acts at the next heartbeat tick.
  *
  * Context: RTNL held.
  * Return: 0; -EINVAL when both thresholds are set and warn is not below
- * critical; -ENOENT when the link has no bond state.
+ * critical, or a sensor report is malformed; -ENOENT when the link has no
+ * bond state.
  */
 int xnic_bond_thermal_set(struct xnic_link *link, struct nlattr **tb,
 			  struct netlink_ext_ack *extack)
 {
 	struct xnic_bond_link *bl = link->bond;
 	u32 warn, crit;
+	int err;
 
 	ASSERT_RTNL();
 	if (!bl)
 		return -ENOENT;
+	err = xnic_bond_sensor_check(tb, extack);
+	if (err)
+		return err;
 	spin_lock_bh(&bl->lock);
 	warn = tb[XNIC_LINK_A_TEMP_WARN_MC] ?
 	       nla_get_u32(tb[XNIC_LINK_A_TEMP_WARN_MC]) : bl->temp_warn_mc;
@@ -129,9 +178,22 @@ int xnic_bond_thermal_set(struct xnic_link *link, struct nlattr **tb,
 	}
 	bl->temp_warn_mc = warn;
 	bl->temp_crit_mc = crit;
+	if (tb[XNIC_LINK_A_TEMP_HYST_MC])
+		WRITE_ONCE(bl->temp_hyst_mc,
+			   nla_get_u32(tb[XNIC_LINK_A_TEMP_HYST_MC]));
 	if (tb[XNIC_LINK_A_TEMP_INJECT_MC])
 		WRITE_ONCE(bl->temp_inject_mc,
 			   nla_get_s32(tb[XNIC_LINK_A_TEMP_INJECT_MC]));
+	if (tb[XNIC_LINK_A_TEMP_SENSOR_MC]) {
+		WRITE_ONCE(bl->sensor_mc,
+			   nla_get_s32(tb[XNIC_LINK_A_TEMP_SENSOR_MC]));
+		WRITE_ONCE(bl->sensor_at, jiffies);
+	}
+	if (tb[XNIC_LINK_A_TEMP_SOURCE])
+		WRITE_ONCE(bl->sensor_src,
+			   nla_get_u8(tb[XNIC_LINK_A_TEMP_SOURCE]));
+	if (nla_get_flag(tb[XNIC_LINK_A_TEMP_READ_ERROR]))
+		xnic_bl_inc(bl, XNIC_BL_TEMP_READ_ERRORS);
 	spin_unlock_bh(&bl->lock);
 	return 0;
 }

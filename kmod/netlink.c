@@ -70,6 +70,11 @@ static struct netlink_range_validation xnic_range_bond_ms = {
 	.min = 0, .max = 600000,
 };
 
+/* Beyond the s16 bounds of NLA_POLICY_MAX. */
+static struct netlink_range_validation xnic_range_temp_hyst = {
+	.min = 0, .max = XNIC_THERMAL_HYST_MAX_MC,
+};
+
 #define XNIC_NL_DEV_POLICY						\
 	[XNIC_A_DEV_INDEX] = { .type = NLA_U32 },			\
 	[XNIC_A_DEV_NAME] = { .type = NLA_NUL_STRING,			\
@@ -80,13 +85,19 @@ static const struct nla_policy xnic_dev_policy[XNIC_A_MAX + 1] = {
 	XNIC_NL_DEV_POLICY,
 };
 
-/* What LINK_ADD and LINK_DEL take in XNIC_A_LINK. */
+/* What LINK_ADD, LINK_DEL and LINK_SET take in XNIC_A_LINK. */
 static const struct nla_policy xnic_link_req_policy[XNIC_LINK_A_MAX + 1] = {
 	[XNIC_LINK_A_IFNAME] = { .type = NLA_NUL_STRING, .len = IFNAMSIZ - 1 },
 	[XNIC_LINK_A_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[XNIC_LINK_A_TEMP_WARN_MC] = { .type = NLA_U32 },
 	[XNIC_LINK_A_TEMP_CRIT_MC] = { .type = NLA_U32 },
 	[XNIC_LINK_A_TEMP_INJECT_MC] = { .type = NLA_S32 },
+	[XNIC_LINK_A_TEMP_HYST_MC] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &xnic_range_temp_hyst),
+	[XNIC_LINK_A_TEMP_SOURCE] =
+		NLA_POLICY_MAX(NLA_U8, XNIC_TEMP_SRC_MODULE),
+	[XNIC_LINK_A_TEMP_SENSOR_MC] = { .type = NLA_S32 },
+	[XNIC_LINK_A_TEMP_READ_ERROR] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy xnic_link_mod_policy[XNIC_A_MAX + 1] = {

@@ -10,20 +10,30 @@
 # thresholds and the hold time it carries traffic again; every message
 # arrives (both sides of the send test finish: nothing lost). The
 # counters and `xnictl link show` tell the thermal state and temperature.
+# Then the per-link hysteresis (temp_hyst_mc) acts live, and the sensor
+# reader thermal/xnic-tempd: on veth (no hwmon, no module EEPROM: ethtool
+# netlink says EOPNOTSUPP) it reports "no sensor"; against a stand-in
+# sysfs/EEPROM tree (XNIC_TEMP_ROOT, test only) its hwmon and SFP module
+# readings reach the kernel and an hwmon reading at the critical threshold
+# drains the link under traffic; a garbage reading is counted and trips
+# nothing; a reading dies XNIC_TEMP_STALE_MS after its reader stops.
 # Runs as root in the test VM.
 # shellcheck disable=SC2015 # A && ok || notok: ok() never fails
 set -u
 KSFT_SKIP=4
 cd "$(dirname "$0")/.." || exit 1
-PERF=tools/xnic-perf XNICTL=tools/xnictl
-[[ -x $PERF && -x $XNICTL ]] || { echo "SKIP: tools not built"; exit $KSFT_SKIP; }
+PERF=tools/xnic-perf XNICTL=tools/xnictl TEMPD=thermal/xnic-tempd
+[[ -x $PERF && -x $XNICTL && -x $TEMPD ]] ||
+	{ echo "SKIP: tools not built"; exit $KSFT_SKIP; }
 
 tag=$$
 A1=tha$tag B1=thb$tag A2=thc$tag B2=thd$tag DA=thx${tag}a DB=thx${tag}b
 PORT=$((20000 + tag % 10000))
 tmp=$(mktemp -d)
 
+tdpid=
 cleanup() {
+	[[ -n $tdpid ]] && kill "$tdpid" 2>/dev/null
 	rdma link delete "$DA" 2>/dev/null
 	rdma link delete "$DB" 2>/dev/null
 	ip link del "$A1" 2>/dev/null
@@ -148,6 +158,88 @@ $XNICTL link show "$DA" | grep -q "thermal ok temp 60.0C" &&
 [[ $(field "$A2" thermal_warns) == 1 && $(field "$A2" thermal_crits) == 1 ]] &&
 	ok "thermal counters 1 and 1" ||
 	notok "thermal counters $(field "$A2" thermal_warns) $(field "$A2" thermal_crits)"
+
+# Per-link hysteresis: with 5 C, 87 C does not leave crit (90 C); back
+# to 2 C, it does (87 < 88).
+$XNICTL link set "$DA" "$A2" temp_hyst_mc 60000 2>/dev/null &&
+	notok "hysteresis 60000 accepted" || ok "hysteresis above 50000 refused"
+$XNICTL link set "$DA" "$A2" temp_hyst_mc 5000 temp_inject_mc 95000 ||
+	notok "link set hysteresis"
+[[ $(field "$A2" temp_hyst_mc) == 5000 ]] && ok "hysteresis read back" ||
+	notok "hysteresis $(field "$A2" temp_hyst_mc)"
+wait_for "$A2" crit degraded || notok "95 C: not crit"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 87000 || notok "inject 87 C"
+sleep $((HOLD_MS / 1000 + 2))
+[[ $(field "$A2" thermal) == crit ]] && ok "87 C, hysteresis 5 C: still crit" ||
+	notok "87 C, hysteresis 5 C: left crit ($(field "$A2" thermal))"
+$XNICTL link set "$DA" "$A2" temp_hyst_mc 2000 || notok "hysteresis 2000"
+wait_for "$A2" warn up && ok "87 C, hysteresis 2 C: warn" ||
+	notok "87 C, hysteresis 2 C: $(field "$A2" thermal)"
+$XNICTL link set "$DA" "$A2" temp_inject_mc off || notok "inject off"
+
+# thermal NETDEV - the thermal line of A's link on NETDEV.
+thermal() {
+	$XNICTL link show "$DA" | awk -v n="$1" '
+		/^[^ ]/ { nd = $2; sub(":", "", nd) }
+		$1 == "thermal" && nd == n { $1 = $1; print }'
+}
+# The real sensors of veth: none (sysfs has no device/, ethtool netlink
+# answers EOPNOTSUPP to ETHTOOL_MSG_MODULE_EEPROM_GET).
+out=$($TEMPD -n 1 "$DA")
+[[ $(grep -c "^th[ac]$tag no sensor$" <<<"$out") == 2 ]] &&
+	ok "xnic-tempd on veth: no sensor" || notok "xnic-tempd on veth: $out"
+[[ $(thermal "$A1") == *"temp - no sensor" && $(thermal "$A2") == *"temp - no sensor" ]] &&
+	ok "link show: no sensor" || notok "link show: $(thermal "$A1") / $(thermal "$A2")"
+
+# A stand-in tree: hwmon on A2; an SFP (DDM, 30 C) on A1.
+R=$tmp/root
+mkdir -p "$R/sys/class/net/$A2/device/hwmon/hwmon0" "$R/module/$A1"
+HW=$R/sys/class/net/$A2/device/hwmon/hwmon0/temp1_input
+echo 50000 >"$HW"
+{ printf '\003'; head -c 91 /dev/zero; printf '\150\000\010'; head -c 161 /dev/zero; } \
+	>"$R/module/$A1/50-00"
+{ head -c 96 /dev/zero; printf '\036\000'; head -c 158 /dev/zero; } >"$R/module/$A1/51-00"
+XNIC_TEMP_ROOT=$R $TEMPD -i 200 "$DA" >"$tmp/tempd" 2>&1 &
+tdpid=$!
+# until NETDEV's thermal line matches PATTERN (10 s at most)
+# shellcheck disable=SC2053 # $2 is a pattern
+wait_line() {
+	for _ in $(seq 100); do
+		[[ $(thermal "$1") == $2 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_line "$A2" "thermal ok temp 50.0C source hwmon" && ok "hwmon reading reported" ||
+	notok "hwmon: $(thermal "$A2")"
+wait_line "$A1" "thermal ok temp 30.0C source module" && ok "SFP module reading reported" ||
+	notok "module: $(thermal "$A1")"
+echo 95000 >"$HW"
+wait_for "$A2" crit degraded && ok "hwmon 95 C: crit, degraded" ||
+	notok "hwmon 95 C: $(thermal "$A2")"
+run "crit (hwmon)"
+((d2 == 0 && d1 > 0)) && ok "crit (hwmon): no traffic on it" ||
+	notok "crit (hwmon): $d2 bytes sent on it"
+echo 60000 >"$HW"
+wait_for "$A2" ok up && ok "hwmon 60 C: ok, up" || notok "hwmon 60 C: $(thermal "$A2")"
+errs=$(field "$A2" temp_read_errors)
+echo garbage >"$HW"
+for _ in $(seq 50); do
+	(($(field "$A2" temp_read_errors) > errs)) && break
+	sleep 0.1
+done
+(($(field "$A2" temp_read_errors) > errs)) && ok "garbage hwmon value: read errors counted" ||
+	notok "garbage hwmon value: read errors $(field "$A2" temp_read_errors)"
+[[ $(thermal "$A2") == "thermal ok temp 60.0C source hwmon" ]] &&
+	ok "garbage: last reading stands, thermal ok" || notok "garbage: $(thermal "$A2")"
+kill "$tdpid"
+wait "$tdpid" 2>/dev/null
+tdpid=
+sed 's/^/# xnic-tempd: /' "$tmp/tempd"
+wait_line "$A1" "*no sensor" || sleep 3
+[[ $(thermal "$A1") == *"no sensor" && $(thermal "$A2") == *"no sensor" ]] &&
+	ok "readings dropped once the reader stopped" ||
+	notok "after the reader stopped: $(thermal "$A1") / $(thermal "$A2")"
 
 if ((fail)); then
 	echo "FAIL: xnic_thermal_test"

@@ -657,9 +657,22 @@ static const struct {
 	{ "rx_frames", XNIC_LINK_A_RX_FRAMES, true },
 	{ "temp_warn_mc", XNIC_LINK_A_TEMP_WARN_MC, false },
 	{ "temp_crit_mc", XNIC_LINK_A_TEMP_CRIT_MC, false },
+	{ "temp_hyst_mc", XNIC_LINK_A_TEMP_HYST_MC, false },
 	{ "thermal_warns", XNIC_LINK_A_THERMAL_WARNS, true },
 	{ "thermal_crits", XNIC_LINK_A_THERMAL_CRITS, true },
+	{ "temp_read_errors", XNIC_LINK_A_TEMP_READ_ERRORS, true },
 };
+
+/* enum xnic_temp_source */
+static const char *temp_source_name(struct nlattr *a)
+{
+	static const char *const names[] = {
+		"none", "hwmon", "module", "injected"
+	};
+	unsigned int t = a ? nla_get_u8(a) : 0;
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
+}
 
 static const char *thermal_name(struct nlattr *a)
 {
@@ -702,6 +715,7 @@ static void print_link(struct nlattr **tb, const char *event)
 		j_u64("mtu", u32_attr(l[XNIC_LINK_A_MTU]));
 		j_str("bond_state", bond_state_name(l[XNIC_LINK_A_STATE]));
 		j_str("thermal", thermal_name(l[XNIC_LINK_A_THERMAL]));
+		j_str("temp_source", temp_source_name(l[XNIC_LINK_A_TEMP_SOURCE]));
 		if (l[XNIC_LINK_A_TEMP_MC]) {
 			j_key("temp_mc");
 			printf("%d", (int)nla_get_u32(l[XNIC_LINK_A_TEMP_MC]));
@@ -741,10 +755,11 @@ static void print_link(struct nlattr **tb, const char *event)
 		printf(" %s %" PRIu64, link_health[i].name, health_val(l, i));
 	printf("\n    thermal %s temp ", thermal_name(l[XNIC_LINK_A_THERMAL]));
 	if (l[XNIC_LINK_A_TEMP_MC])
-		printf("%.1fC\n",
-		       (int)nla_get_u32(l[XNIC_LINK_A_TEMP_MC]) / 1000.0);
+		printf("%.1fC source %s\n",
+		       (int)nla_get_u32(l[XNIC_LINK_A_TEMP_MC]) / 1000.0,
+		       temp_source_name(l[XNIC_LINK_A_TEMP_SOURCE]));
 	else
-		puts("-");
+		puts("- no sensor");
 }
 
 
@@ -761,8 +776,9 @@ static void check_link_set(int argc, char **argv)
 	for (i = 0; i < argc; i += 2) {
 		if (strcmp(argv[i], "temp_warn_mc") &&
 		    strcmp(argv[i], "temp_crit_mc") &&
+		    strcmp(argv[i], "temp_hyst_mc") &&
 		    strcmp(argv[i], "temp_inject_mc"))
-			usage_error("link set: unknown key '%s' (known: temp_warn_mc temp_crit_mc temp_inject_mc)",
+			usage_error("link set: unknown key '%s' (known: temp_warn_mc temp_crit_mc temp_hyst_mc temp_inject_mc)",
 				    argv[i]);
 		if (i + 1 >= argc)
 			usage_error("link set: missing value for '%s'",
@@ -789,6 +805,7 @@ static void cmd_link_mod(int cmd, const char *dev, const char *netdev,
 		const char *k = argv[0], *v = argv[1];
 		int attr = !strcmp(k, "temp_warn_mc") ? XNIC_LINK_A_TEMP_WARN_MC :
 			   !strcmp(k, "temp_crit_mc") ? XNIC_LINK_A_TEMP_CRIT_MC :
+			   !strcmp(k, "temp_hyst_mc") ? XNIC_LINK_A_TEMP_HYST_MC :
 			   XNIC_LINK_A_TEMP_INJECT_MC;
 		uint32_t x;
 
@@ -798,6 +815,7 @@ static void cmd_link_mod(int cmd, const char *dev, const char *netdev,
 			x = (uint32_t)XNIC_TEMP_INJECT_OFF;
 		else
 			x = (uint32_t)parse_s32(k, v);
+		req_note(msg, k, v);
 		if (nla_put_u32(msg, attr, x))
 			fail("out of memory");
 	}
@@ -1099,6 +1117,7 @@ static void usage(void)
 	       "  link del DEV NETDEV         remove a member link (not the last)\n"
 	       "  link set DEV NETDEV KEY VALUE...\n"
 	       "                              temp_warn_mc, temp_crit_mc (0: off);\n"
+	       "                              temp_hyst_mc (0..50000, default 2000);\n"
 	       "                              temp_inject_mc MC|off (tests only)\n"
 	       "  peer show [DEV]             peer table\n"
 	       "  get DEV [KEY]               parameters\n"

@@ -89,9 +89,11 @@
  *	ID, NODE, SERVICE_ID, and per event QPN, PSN, PRIVATE, REASON }.
  * @XNIC_CMD_LINK_SET: change a member link's thermal settings: device,
  *	XNIC_A_LINK { IFNAME or IFINDEX, and any of TEMP_WARN_MC,
- *	TEMP_CRIT_MC, TEMP_INJECT_MC }. ENOENT when the netdev is not a member
- *	link of the device; EINVAL when the warn threshold is not below the
- *	critical one (0 turns a threshold off).
+ *	TEMP_CRIT_MC, TEMP_HYST_MC, TEMP_INJECT_MC; a sensor reader's report:
+ *	TEMP_SOURCE with TEMP_SENSOR_MC, or TEMP_SOURCE NONE alone, and/or
+ *	TEMP_READ_ERROR }. ENOENT when the netdev is not a member link of the
+ *	device; EINVAL when the warn threshold is not below the critical one
+ *	(0 turns a threshold off), or a report is malformed.
  * @XNIC_CMD_CM_RTU: after a REP event, once the caller's QP is connected
  *	(RTR/RTS): send the RTU, which completes the passive side. Request:
  *	device, XNIC_A_CM { ID }. ENOENT: no such connection of this socket;
@@ -210,7 +212,8 @@ enum xnic_attr {
  *	parts per million
  * @XNIC_LINK_A_RESENT: u64, PSNs marked for resending by failovers
  * @XNIC_LINK_A_TEMP_MC: s32, the link's temperature, millidegrees Celsius
- *	(absent: no sensor and nothing injected)
+ *	(absent: no sensor reading and nothing injected); its source is
+ *	XNIC_LINK_A_TEMP_SOURCE
  * @XNIC_LINK_A_TEMP_WARN_MC: u32, warn threshold, millidegrees Celsius;
  *	0: off. At or above it the link's spray weight is divided by 4
  * @XNIC_LINK_A_TEMP_CRIT_MC: u32, critical threshold, millidegrees
@@ -222,6 +225,18 @@ enum xnic_attr {
  * @XNIC_LINK_A_THERMAL_WARNS: u64, times the link entered THERMAL_WARN
  *	or THERMAL_CRIT from a cooler state
  * @XNIC_LINK_A_THERMAL_CRITS: u64, times it entered THERMAL_CRIT
+ * @XNIC_LINK_A_TEMP_HYST_MC: u32, hysteresis, millidegrees Celsius
+ *	(0..XNIC_THERMAL_HYST_MAX_MC, default XNIC_THERMAL_HYST_MC): a
+ *	thermal state is left only this far below its threshold
+ * @XNIC_LINK_A_TEMP_SOURCE: u8, enum xnic_temp_source. In LINK_GET: where
+ *	XNIC_LINK_A_TEMP_MC comes from. In LINK_SET, from a sensor reader
+ *	(thermal/xnic-tempd): the sensor of TEMP_SENSOR_MC (HWMON or
+ *	MODULE), or NONE alone: the link has no sensor (forget the reading)
+ * @XNIC_LINK_A_TEMP_SENSOR_MC: s32, LINK_SET only: a sensor reading,
+ *	millidegrees Celsius; it stands for XNIC_TEMP_STALE_MS
+ * @XNIC_LINK_A_TEMP_READ_ERROR: flag, LINK_SET only: the reader failed to
+ *	read the link's sensor (counted; the last reading stands until stale)
+ * @XNIC_LINK_A_TEMP_READ_ERRORS: u64, sensor read failures reported
  * @__XNIC_LINK_A_MAX: one past the last
  * @XNIC_LINK_A_MAX: the last
  *
@@ -260,6 +275,11 @@ enum xnic_link_attr {
 	XNIC_LINK_A_THERMAL,
 	XNIC_LINK_A_THERMAL_WARNS,
 	XNIC_LINK_A_THERMAL_CRITS,
+	XNIC_LINK_A_TEMP_HYST_MC,
+	XNIC_LINK_A_TEMP_SOURCE,
+	XNIC_LINK_A_TEMP_SENSOR_MC,
+	XNIC_LINK_A_TEMP_READ_ERROR,
+	XNIC_LINK_A_TEMP_READ_ERRORS,
 
 	__XNIC_LINK_A_MAX,
 	XNIC_LINK_A_MAX = __XNIC_LINK_A_MAX - 1
@@ -268,10 +288,34 @@ enum xnic_link_attr {
 /* XNIC_LINK_A_TEMP_INJECT_MC that ends an injection (tests only). */
 #define XNIC_TEMP_INJECT_OFF	(-0x7fffffff - 1)
 /*
- * A thermal state is left only this far below its threshold (hysteresis,
- * millidegrees Celsius), and after staying there for the bond hold time.
+ * A thermal state is left only XNIC_LINK_A_TEMP_HYST_MC below its
+ * threshold (hysteresis, millidegrees Celsius; this default, at most
+ * XNIC_THERMAL_HYST_MAX_MC), after staying there for the bond hold time.
  */
 #define XNIC_THERMAL_HYST_MC	2000
+#define XNIC_THERMAL_HYST_MAX_MC	50000
+/*
+ * A sensor reading (XNIC_LINK_A_TEMP_SENSOR_MC) older than this is
+ * dropped (temperature unknown): its reader stopped. Milliseconds.
+ */
+#define XNIC_TEMP_STALE_MS	10000
+
+/**
+ * enum xnic_temp_source - XNIC_LINK_A_TEMP_SOURCE
+ * @XNIC_TEMP_SRC_NONE: no sensor reading (no sensor, or no reader running)
+ * @XNIC_TEMP_SRC_HWMON: the hwmon sensor of the member netdev's parent
+ *	device (temp1_input)
+ * @XNIC_TEMP_SRC_MODULE: the pluggable module's EEPROM diagnostics
+ *	(SFF-8472, SFF-8636 or CMIS), through ethtool's module interface
+ * @XNIC_TEMP_SRC_INJECTED: injected for a test (XNIC_LINK_A_TEMP_INJECT_MC);
+ *	overrides the sensor
+ */
+enum xnic_temp_source {
+	XNIC_TEMP_SRC_NONE,
+	XNIC_TEMP_SRC_HWMON,
+	XNIC_TEMP_SRC_MODULE,
+	XNIC_TEMP_SRC_INJECTED,
+};
 
 /**
  * enum xnic_thermal_state - XNIC_LINK_A_THERMAL

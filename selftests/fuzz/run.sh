@@ -22,7 +22,7 @@ pass=0 fail=0 n=0
 make -s || exit 1
 mkdir -p "$out"
 [[ -d $out/corpus ]] || ./seeds "$out/corpus" || exit 1
-for t in fuzz_wire fuzz_cm fuzz_credit; do
+for t in fuzz_wire fuzz_cm fuzz_credit fuzz_temp; do
 	n=$((n + 1))
 	corpus=$out/corpus/${t#fuzz_}
 	crashes=$out/crashes/$t
