@@ -17,14 +17,16 @@
 # readings reach the kernel and an hwmon reading at the critical threshold
 # drains the link under traffic; a garbage reading is counted and trips
 # nothing; a reading dies XNIC_TEMP_STALE_MS after its reader stops.
-# Runs as root in the test VM.
-# shellcheck disable=SC2015 # A && ok || notok: ok() never fails
+# Runs as root in the test VM; prints TAP lines.
+# shellcheck disable=SC2015 # A && ok || not_ok: ok() never fails
 set -u
-KSFT_SKIP=4
+# shellcheck source=selftests/xt_tap.sh
+. "$(dirname "$0")/xt_tap.sh"
+# shellcheck source=selftests/xt_pair.sh
+. "$(dirname "$0")/xt_pair.sh"
 cd "$(dirname "$0")/.." || exit 1
 PERF=tools/xnic-perf XNICTL=tools/xnictl TEMPD=thermal/xnic-tempd
-[[ -x $PERF && -x $XNICTL && -x $TEMPD ]] ||
-	{ echo "SKIP: tools not built"; exit $KSFT_SKIP; }
+[[ -x $PERF && -x $XNICTL && -x $TEMPD ]] || skip_all "tools not built"
 
 tag=$$
 A1=tha$tag B1=thb$tag A2=thc$tag B2=thd$tag DA=thx${tag}a DB=thx${tag}b
@@ -34,23 +36,15 @@ tmp=$(mktemp -d)
 tdpid=
 cleanup() {
 	[[ -n $tdpid ]] && kill "$tdpid" 2>/dev/null
-	rdma link delete "$DA" 2>/dev/null
-	rdma link delete "$DB" 2>/dev/null
-	ip link del "$A1" 2>/dev/null
+	xt_pair_del "$DA" "$DB" "$A1"
 	ip link del "$A2" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-fail=0
-ok() { echo "ok: $*"; }
-notok() { echo "not ok: $*"; fail=1; }
-
-ip link add "$A1" mtu 9000 type veth peer name "$B1" mtu 9000 || exit 1
+xt_pair "$DA" "$DB" "$A1" "$B1" || exit 1
 ip link add "$A2" mtu 9000 type veth peer name "$B2" mtu 9000 || exit 1
-for n in "$A1" "$B1" "$A2" "$B2"; do ip link set "$n" up || exit 1; done
-rdma link add "$DA" type xnic netdev "$A1" || exit 1
-rdma link add "$DB" type xnic netdev "$B1" || exit 1
+ip link set "$A2" up && ip link set "$B2" up || exit 1
 $XNICTL link add "$DA" "$A2" && $XNICTL link add "$DB" "$B2" || exit 1
 HOLD_MS=1000
 $XNICTL set "$DA" bond_hold_ms $HOLD_MS && $XNICTL set "$DB" bond_hold_ms $HOLD_MS ||
@@ -77,14 +71,14 @@ done
 # Bad settings are refused.
 if $XNICTL link set "$DA" "$A2" temp_warn_mc 90000 temp_crit_mc 80000 \
 	2>/dev/null; then
-	notok "warn above crit accepted"
+	not_ok "warn above crit accepted"
 else
 	ok "warn above crit refused"
 fi
 $XNICTL link set "$DA" "$A2" temp_warn_mc 70000 temp_crit_mc 90000 ||
-	notok "link set thresholds"
+	not_ok "link set thresholds"
 [[ $(field "$A2" temp_warn_mc) == 70000 && $(field "$A2" temp_crit_mc) == 90000 ]] &&
-	ok "thresholds read back" || notok "thresholds not read back"
+	ok "thresholds read back" || not_ok "thresholds not read back"
 
 # run - one xnic-perf send_bw of ITERS messages, A to B; both sides must
 # finish (every message arrived). Sets $d1 and $d2 (bytes A sent on A1 and
@@ -100,7 +94,7 @@ run() {
 		127.0.0.1 >"$tmp/cli" 2>&1 && wait $spid; then
 		ok "$1: all $ITERS messages arrived"
 	else
-		notok "$1: send_bw did not complete"
+		not_ok "$1: send_bw did not complete"
 		cat "$tmp/cli" "$tmp/srv"
 	fi
 	read -r a1 b1 < <(show | awk -v x="$A1" -v y="$A2" '$2 == "tx_bytes" {
@@ -109,9 +103,9 @@ run() {
 	share=$((100 * d2 / (d1 + d2 + 1)))
 	echo "# $1: $A2 carried $share % of A's bytes ($d1 + $d2)"
 }
-# wait_for NETDEV THERMAL BOND - until A's link on NETDEV is in these states
+# wait_state NETDEV THERMAL BOND - until A's link on NETDEV is in these states
 # (10 s at most), and B's end of it UP again when BOND is up.
-wait_for() {
+wait_state() {
 	for _ in $(seq 100); do
 		[[ $(field "$1" thermal) == "$2" && $(field "$1" bond_state) == "$3" ]] &&
 			{ [[ $3 != up ]] ||
@@ -125,57 +119,57 @@ wait_for() {
 run baseline
 base=$share
 ((base >= 25)) && ok "both links carry traffic" ||
-	notok "baseline share $base % (expected about 50)"
+	not_ok "baseline share $base % (expected about 50)"
 
-$XNICTL link set "$DA" "$A2" temp_inject_mc 75000 || notok "inject 75 C"
-wait_for "$A2" warn up && ok "75 C: thermal warn" ||
-	notok "75 C: thermal $(field "$A2" thermal)"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 75000 || not_ok "inject 75 C"
+wait_state "$A2" warn up && ok "75 C: thermal warn" ||
+	not_ok "75 C: thermal $(field "$A2" thermal)"
 run warn
 ((share < base * 3 / 4 && d2 > 0)) && ok "warn: less traffic, not none" ||
-	notok "warn: share $share % against $base %"
+	not_ok "warn: share $share % against $base %"
 
-$XNICTL link set "$DA" "$A2" temp_inject_mc 95000 || notok "inject 95 C"
-wait_for "$A2" crit degraded && ok "95 C: thermal crit, link degraded" ||
-	notok "95 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 95000 || not_ok "inject 95 C"
+wait_state "$A2" crit degraded && ok "95 C: thermal crit, link degraded" ||
+	not_ok "95 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
 run crit
 ((d2 == 0 && d1 > 0)) && ok "crit: no traffic on it" ||
-	notok "crit: $d2 bytes sent on it"
+	not_ok "crit: $d2 bytes sent on it"
 
 # Hysteresis: 89 C is below the critical 90 C but not 2 C below.
-$XNICTL link set "$DA" "$A2" temp_inject_mc 89000 || notok "inject 89 C"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 89000 || not_ok "inject 89 C"
 sleep $((HOLD_MS / 1000 + 2))
 [[ $(field "$A2" thermal) == crit ]] && ok "89 C: still crit (hysteresis)" ||
-	notok "89 C: left crit ($(field "$A2" thermal))"
+	not_ok "89 C: left crit ($(field "$A2" thermal))"
 
-$XNICTL link set "$DA" "$A2" temp_inject_mc 60000 || notok "inject 60 C"
-wait_for "$A2" ok up && ok "60 C after the hold time: thermal ok, link up" ||
-	notok "60 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 60000 || not_ok "inject 60 C"
+wait_state "$A2" ok up && ok "60 C after the hold time: thermal ok, link up" ||
+	not_ok "60 C: thermal $(field "$A2" thermal), bond $(field "$A2" bond_state)"
 run cooled
-((d2 > 0)) && ok "cooled: traffic again" || notok "cooled: no traffic"
+((d2 > 0)) && ok "cooled: traffic again" || not_ok "cooled: no traffic"
 $XNICTL link show "$DA" | grep -q "thermal ok temp 60.0C" &&
 	ok "link show prints thermal state and temperature" ||
-	{ notok "link show"; $XNICTL link show "$DA"; }
+	{ not_ok "link show"; $XNICTL link show "$DA"; }
 [[ $(field "$A2" thermal_warns) == 1 && $(field "$A2" thermal_crits) == 1 ]] &&
 	ok "thermal counters 1 and 1" ||
-	notok "thermal counters $(field "$A2" thermal_warns) $(field "$A2" thermal_crits)"
+	not_ok "thermal counters $(field "$A2" thermal_warns) $(field "$A2" thermal_crits)"
 
 # Per-link hysteresis: with 5 C, 87 C does not leave crit (90 C); back
 # to 2 C, it does (87 < 88).
 $XNICTL link set "$DA" "$A2" temp_hyst_mc 60000 2>/dev/null &&
-	notok "hysteresis 60000 accepted" || ok "hysteresis above 50000 refused"
+	not_ok "hysteresis 60000 accepted" || ok "hysteresis above 50000 refused"
 $XNICTL link set "$DA" "$A2" temp_hyst_mc 5000 temp_inject_mc 95000 ||
-	notok "link set hysteresis"
+	not_ok "link set hysteresis"
 [[ $(field "$A2" temp_hyst_mc) == 5000 ]] && ok "hysteresis read back" ||
-	notok "hysteresis $(field "$A2" temp_hyst_mc)"
-wait_for "$A2" crit degraded || notok "95 C: not crit"
-$XNICTL link set "$DA" "$A2" temp_inject_mc 87000 || notok "inject 87 C"
+	not_ok "hysteresis $(field "$A2" temp_hyst_mc)"
+wait_state "$A2" crit degraded || not_ok "95 C: not crit"
+$XNICTL link set "$DA" "$A2" temp_inject_mc 87000 || not_ok "inject 87 C"
 sleep $((HOLD_MS / 1000 + 2))
 [[ $(field "$A2" thermal) == crit ]] && ok "87 C, hysteresis 5 C: still crit" ||
-	notok "87 C, hysteresis 5 C: left crit ($(field "$A2" thermal))"
-$XNICTL link set "$DA" "$A2" temp_hyst_mc 2000 || notok "hysteresis 2000"
-wait_for "$A2" warn up && ok "87 C, hysteresis 2 C: warn" ||
-	notok "87 C, hysteresis 2 C: $(field "$A2" thermal)"
-$XNICTL link set "$DA" "$A2" temp_inject_mc off || notok "inject off"
+	not_ok "87 C, hysteresis 5 C: left crit ($(field "$A2" thermal))"
+$XNICTL link set "$DA" "$A2" temp_hyst_mc 2000 || not_ok "hysteresis 2000"
+wait_state "$A2" warn up && ok "87 C, hysteresis 2 C: warn" ||
+	not_ok "87 C, hysteresis 2 C: $(field "$A2" thermal)"
+$XNICTL link set "$DA" "$A2" temp_inject_mc off || not_ok "inject off"
 
 # thermal NETDEV - the thermal line of A's link on NETDEV.
 thermal() {
@@ -187,9 +181,9 @@ thermal() {
 # answers EOPNOTSUPP to ETHTOOL_MSG_MODULE_EEPROM_GET).
 out=$($TEMPD -n 1 "$DA")
 [[ $(grep -c "^th[ac]$tag no sensor$" <<<"$out") == 2 ]] &&
-	ok "xnic-tempd on veth: no sensor" || notok "xnic-tempd on veth: $out"
+	ok "xnic-tempd on veth: no sensor" || not_ok "xnic-tempd on veth: $out"
 [[ $(thermal "$A1") == *"temp - no sensor" && $(thermal "$A2") == *"temp - no sensor" ]] &&
-	ok "link show: no sensor" || notok "link show: $(thermal "$A1") / $(thermal "$A2")"
+	ok "link show: no sensor" || not_ok "link show: $(thermal "$A1") / $(thermal "$A2")"
 
 # A stand-in tree: hwmon on A2; an SFP (DDM, 30 C) on A1.
 R=$tmp/root
@@ -211,17 +205,17 @@ wait_line() {
 	return 1
 }
 wait_line "$A2" "thermal ok temp 50.0C source hwmon" && ok "hwmon reading reported" ||
-	notok "hwmon: $(thermal "$A2")"
+	not_ok "hwmon: $(thermal "$A2")"
 wait_line "$A1" "thermal ok temp 30.0C source module" && ok "SFP module reading reported" ||
-	notok "module: $(thermal "$A1")"
+	not_ok "module: $(thermal "$A1")"
 echo 95000 >"$HW"
-wait_for "$A2" crit degraded && ok "hwmon 95 C: crit, degraded" ||
-	notok "hwmon 95 C: $(thermal "$A2")"
+wait_state "$A2" crit degraded && ok "hwmon 95 C: crit, degraded" ||
+	not_ok "hwmon 95 C: $(thermal "$A2")"
 run "crit (hwmon)"
 ((d2 == 0 && d1 > 0)) && ok "crit (hwmon): no traffic on it" ||
-	notok "crit (hwmon): $d2 bytes sent on it"
+	not_ok "crit (hwmon): $d2 bytes sent on it"
 echo 60000 >"$HW"
-wait_for "$A2" ok up && ok "hwmon 60 C: ok, up" || notok "hwmon 60 C: $(thermal "$A2")"
+wait_state "$A2" ok up && ok "hwmon 60 C: ok, up" || not_ok "hwmon 60 C: $(thermal "$A2")"
 errs=$(field "$A2" temp_read_errors)
 echo garbage >"$HW"
 for _ in $(seq 50); do
@@ -229,9 +223,9 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 (($(field "$A2" temp_read_errors) > errs)) && ok "garbage hwmon value: read errors counted" ||
-	notok "garbage hwmon value: read errors $(field "$A2" temp_read_errors)"
+	not_ok "garbage hwmon value: read errors $(field "$A2" temp_read_errors)"
 [[ $(thermal "$A2") == "thermal ok temp 60.0C source hwmon" ]] &&
-	ok "garbage: last reading stands, thermal ok" || notok "garbage: $(thermal "$A2")"
+	ok "garbage: last reading stands, thermal ok" || not_ok "garbage: $(thermal "$A2")"
 kill "$tdpid"
 wait "$tdpid" 2>/dev/null
 tdpid=
@@ -239,10 +233,6 @@ sed 's/^/# xnic-tempd: /' "$tmp/tempd"
 wait_line "$A1" "*no sensor" || sleep 3
 [[ $(thermal "$A1") == *"no sensor" && $(thermal "$A2") == *"no sensor" ]] &&
 	ok "readings dropped once the reader stopped" ||
-	notok "after the reader stopped: $(thermal "$A1") / $(thermal "$A2")"
+	not_ok "after the reader stopped: $(thermal "$A1") / $(thermal "$A2")"
 
-if ((fail)); then
-	echo "FAIL: xnic_thermal_test"
-	exit 1
-fi
-echo "PASS: xnic_thermal_test"
+tap_end
