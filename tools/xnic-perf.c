@@ -194,8 +194,8 @@ struct perf {
 	struct xnic_qp *qp;
 	uint8_t *buf;		/* [0, half): peer writes here; [half, 2 half): source */
 	uint8_t *expect;	/* --verify: the pattern to compare with */
-	unsigned int nslots;	/* receive slots in [0, half) (--verify send_bw) */
-	size_t slot_len;
+	unsigned int nslots;	/* receive slots in [0, half): 1, or (--verify */
+	size_t slot_len;	/* send_bw) one per receive WQE */
 	uint64_t rq_posted;	/* receive WQEs posted so far */
 	size_t buf_len;
 	size_t half;
@@ -212,7 +212,7 @@ struct perf {
 	uint64_t idle_since;	/* ns of the first empty poll in a row, or 0 */
 	unsigned int owed_recvs;	/* reaped, not yet reposted */
 	uint64_t verified;	/* --verify: bytes compared */
-	uint64_t sends;		/* --verify: messages done */
+	uint64_t vmsgs;		/* --verify: messages done */
 	double *samples;	/* latency, usec */
 	size_t nsamples, samples_cap;
 	uint64_t *bw_cnt;	/* bandwidth samples: messages completed ... */
@@ -489,12 +489,12 @@ static void setup_device(struct perf *p, size_t max_size,
 
 	check(xnic_alloc_pd(p->ctx, &p->pd), "allocating a PD");
 	p->half = (max_size + pg - 1) / pg * pg;
+	p->slot_len = p->half;
 	p->nslots = 1;
 	if (o->verify && o->test->verb == VERB_SEND) {
 		/* One slot per receive WQE: the RQ rounds up to a power of 2. */
 		while (p->nslots < rx_depth)
 			p->nslots *= 2;
-		p->slot_len = p->half;
 		p->half *= p->nslots;
 	}
 	p->buf_len = 2 * p->half;
@@ -528,7 +528,8 @@ static void setup_device(struct perf *p, size_t max_size,
 	qattr.rnr_retry = XNIC_QP_RNR_INFINITE;
 	err = xnic_create_qp_ex(p->pd, p->cq, p->cq, &cap, &qattr, &p->qp);
 	check(err, "creating the QP");
-	if (p->nslots > 1 && p->qp->rq.entries > p->nslots)
+	if (o->verify && o->test->verb == VERB_SEND &&
+	    p->qp->rq.entries > p->nslots)
 		die("the RQ has %u entries, more than the %u receive slots",
 		    p->qp->rq.entries, p->nslots);
 	p->window = tx_depth < cap.max_send_wr ? tx_depth : cap.max_send_wr;
@@ -544,10 +545,10 @@ static void setup_device(struct perf *p, size_t max_size,
  */
 static int post_recv_one(struct perf *p)
 {
-	size_t slot = p->nslots > 1 ? p->rq_posted % p->nslots : 0;
+	size_t slot = p->rq_posted % p->nslots;
 	struct xnic_sge sge = {
 		.addr = (uintptr_t)(p->buf + slot * p->slot_len),
-		.length = (uint32_t)(p->nslots > 1 ? p->slot_len : p->half),
+		.length = (uint32_t)p->slot_len,
 		.lkey = p->mr->lkey,
 	};
 	int err;
@@ -641,7 +642,7 @@ static int reap(struct perf *p)
 			if (c[i].byte_len != p->size)
 				die("received %u bytes, expected %" PRIu64,
 				    c[i].byte_len, p->size);
-			if (p->nslots > 1)
+			if (p->o->verify)
 				verify_check(p, "SEND", p->buf + (p->recvs % p->nslots) * p->slot_len,
 					     p->recvs + 1, p->size);
 			p->recvs++;
@@ -996,7 +997,6 @@ static void verify_post(struct perf *p, enum verb verb, uint64_t wr_id,
 		break;
 	}
 	check(err, "posting a work request");	/* one at a time: never full */
-	p->posted = wr_id;
 }
 
 /* --verify: wait for the completion of @wr_id (reap() dies on an error). */
@@ -1071,7 +1071,7 @@ static void run_verify_client(struct perf *p, uint64_t iters,
 			p->verified += p->size;
 			break;
 		}
-		p->sends = n;
+		p->vmsgs = n;
 	}
 	verify_progress(p, n - 1);
 }
@@ -1488,11 +1488,11 @@ static int run_client(struct opts *o)
 			report_lat(&p, done);
 		} else if (o->verify) {
 			run_verify_client(&p, o->iters, o->duration);
-			send_msg(&p.ctl, MSG_DONE, p.sends, 0);
+			send_msg(&p.ctl, MSG_DONE, p.vmsgs, 0);
 			expect_msg(&p.ctl, MSG_ACK, &got, NULL);
-			if (o->test->verb == VERB_SEND && got != p.sends)
+			if (o->test->verb == VERB_SEND && got != p.vmsgs)
 				die("the server received %" PRIu64 " messages, %" PRIu64 " were sent",
-				    got, p.sends);
+				    got, p.vmsgs);
 		} else {
 			run_bw_client(&p, o->iters, o->duration, &t0, &t1);
 			send_msg(&p.ctl, MSG_DONE, p.posted, 0);
