@@ -49,13 +49,13 @@ export CC CFLAGS XCFLAGS VERSION
 
 .PHONY: all module lib tools selftests ksrc check unit-check vm-check lint \
 	checkpatch sparse w1 demo deps check-debug install install-module module-clean \
-	dkms-check coll topo thermal fabric torch fresh-check fuzz examples man \
+	dkms-check coll topo thermal fabric torch fresh-check fuzz soak examples man \
 	install-user install-test demo-train clean help
 
 all: module lib tools selftests coll topo thermal fabric torch examples man
 
 help:
-	@echo "targets: all module lib tools selftests coll topo thermal fabric torch examples man check check-debug fuzz lint demo demo-train deps install install-test dkms-check fresh-check clean"
+	@echo "targets: all module lib tools selftests coll topo thermal fabric torch examples man check check-debug fuzz soak lint demo demo-train deps install install-test dkms-check fresh-check clean"
 
 deps:
 	@tools/xnic-deps
@@ -130,6 +130,14 @@ check: deps
 FUZZ_RUNS ?= 10000000
 fuzz:
 	@selftests/fuzz/run.sh --runs $(FUZZ_RUNS)
+
+# The fault soak (tools/xnic-soak) in one boot of the test VM, SOAK_MIN
+# minutes (default 20); not part of `make check`. SOAK_VM_ARGS go to
+# tools/xnic-vm (Documentation/testing.rst: on the debug kernel).
+SOAK_MIN ?= 20
+soak: all
+	tools/xnic-vm --timeout $$(($(SOAK_MIN) * 60 + 900)) $(SOAK_VM_ARGS) -- \
+		tools/xnic-soak --minutes $(SOAK_MIN)
 
 # The VM tests on a kernel with KASAN, kmemleak, lockdep and DEBUG_OBJECTS
 # (tools/xnic-debug-kernel builds it once, an hour or more, cached in

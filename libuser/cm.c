@@ -25,6 +25,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 
+#include "cm_msg.h"
 #include "priv.h"
 #include "../uapi/xnic-netlink.h"
 
@@ -39,20 +40,6 @@ _Static_assert(XNIC_CM_PRIVATE_MAX == XNIC_CM_PRIVATE_LEN,
 #define XNIC_CM_SLACK_MS	2000
 /* Receive buffer of a CM socket: room for many queued requests. */
 #define XNIC_CM_RCVBUF		(1 << 20)
-
-/* A CM_EVENT, decoded. */
-struct xnic_cm_ev {
-	struct xnic_cm_ev *next;
-	uint8_t event;
-	uint8_t reason;
-	uint32_t id;
-	uint32_t node;
-	uint64_t service_id;
-	uint32_t qpn;
-	uint32_t psn;
-	uint32_t private_len;
-	uint8_t private_data[XNIC_CM_PRIVATE_MAX];
-};
 
 /* A netlink socket to the CM of one device, and its queued events. */
 struct xnic_cm_sock {
@@ -135,37 +122,14 @@ err:
 	return xnic_cm_nlerr(err);
 }
 
-/* Queue the event in @tb (the CM nest's attributes) on @s. */
-static int xnic_cm_queue(struct xnic_cm_sock *s, struct nlattr **tb)
+/* Queue a copy of @dec on @s. */
+static int xnic_cm_queue(struct xnic_cm_sock *s, const struct xnic_cm_ev *dec)
 {
-	struct xnic_cm_ev *ev;
+	struct xnic_cm_ev *ev = malloc(sizeof(*ev));
 
-	if (!tb[XNIC_CM_A_EVENT] || !tb[XNIC_CM_A_ID])
-		return NL_SKIP;
-	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return NL_SKIP;	/* the peer resends, or we time out */
-	ev->event = nla_get_u8(tb[XNIC_CM_A_EVENT]);
-	ev->id = nla_get_u32(tb[XNIC_CM_A_ID]);
-	if (tb[XNIC_CM_A_NODE])
-		ev->node = nla_get_u32(tb[XNIC_CM_A_NODE]);
-	if (tb[XNIC_CM_A_SERVICE_ID])
-		ev->service_id = nla_get_u64(tb[XNIC_CM_A_SERVICE_ID]);
-	if (tb[XNIC_CM_A_QPN])
-		ev->qpn = nla_get_u32(tb[XNIC_CM_A_QPN]);
-	if (tb[XNIC_CM_A_PSN])
-		ev->psn = nla_get_u32(tb[XNIC_CM_A_PSN]);
-	if (tb[XNIC_CM_A_REASON])
-		ev->reason = nla_get_u8(tb[XNIC_CM_A_REASON]);
-	if (tb[XNIC_CM_A_PRIVATE]) {
-		int len = nla_len(tb[XNIC_CM_A_PRIVATE]);
-
-		if (len > XNIC_CM_PRIVATE_MAX)
-			len = XNIC_CM_PRIVATE_MAX;
-		ev->private_len = (uint32_t)len;
-		memcpy(ev->private_data, nla_data(tb[XNIC_CM_A_PRIVATE]),
-		       (size_t)len);
-	}
+	*ev = *dec;
 	if (s->tail)
 		s->tail->next = ev;
 	else
@@ -178,20 +142,19 @@ static int xnic_cm_valid_cb(struct nl_msg *msg, void *arg)
 {
 	struct xnic_cm_call *c = arg;
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct nlattr *tb[XNIC_A_MAX + 1];
-	struct nlattr *cm[XNIC_CM_A_MAX + 1];
-	struct genlmsghdr *gh;
+	struct xnic_cm_ev ev;
 
-	if (nlh->nlmsg_type != c->s->family ||
-	    genlmsg_parse(nlh, 0, tb, XNIC_A_MAX, NULL) || !tb[XNIC_A_CM] ||
-	    nla_parse_nested(cm, XNIC_CM_A_MAX, tb[XNIC_A_CM], NULL))
+	switch (xnic_cm_msg_parse(nlh, nlh->nlmsg_len, c->s->family, &ev)) {
+	case XNIC_CM_MSG_EVENT:
+		return xnic_cm_queue(c->s, &ev);
+	case XNIC_CM_MSG_CONNECT:
+		c->id = ev.id;
+		return NL_OK;
+	case XNIC_CM_MSG_OTHER:
+		return NL_OK;
+	default:
 		return NL_SKIP;
-	gh = nlmsg_data(nlh);
-	if (gh->cmd == XNIC_CMD_CM_EVENT)
-		return xnic_cm_queue(c->s, cm);
-	if (gh->cmd == XNIC_CMD_CM_CONNECT && cm[XNIC_CM_A_ID])
-		c->id = nla_get_u32(cm[XNIC_CM_A_ID]);
-	return NL_OK;
+	}
 }
 
 /* Events carry sequence number 0: every message is looked at. */

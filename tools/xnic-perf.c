@@ -25,6 +25,16 @@
  * send_lat does the same with SEND and RECV completions; read_lat reads
  * from the passive server (latency = the READ's round trip). Bandwidth
  * tests keep a window of WQEs outstanding, signal every Nth and poll the CQ.
+ *
+ * --verify (bandwidth tests, for the fault soak: tools/xnic-soak) checks
+ * every byte instead of measuring: one message at a time, its contents a
+ * pattern of its sequence number (verify_fill()). write_bw WRITEs message
+ * n to the server's buffer and READs it back; read_bw WRITEs one pattern
+ * once, then READs it over and over into a cleared buffer; both compare
+ * what came back. send_bw's server receives into one slot per receive WQE
+ * and compares message n with its pattern. A mismatch prints
+ * "verify: MISMATCH ..." and exits 3; the client prints
+ * "verify: BYTES bytes MSGS messages" every second and at the end.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -106,6 +116,7 @@ struct opts {
 	bool iters_set;
 	unsigned int tclass;
 	bool cm;
+	bool verify;
 	uint32_t node;
 };
 
@@ -127,7 +138,7 @@ struct wire_hello {
 	uint32_t tx_depth;
 	uint32_t rx_depth;
 	uint32_t events;
-	uint32_t reserved;
+	uint32_t verify;
 };
 
 /*
@@ -157,6 +168,10 @@ _Static_assert(sizeof(struct wire_cm) <= XNIC_CM_PRIVATE_MAX,
 enum { CM_KIND_TEST = 1, CM_KIND_CTL };
 #define CM_F_ALL	0x1
 #define CM_F_EVENTS	0x2
+#define CM_F_VERIFY	0x4
+/* --verify: a process that sees no completion this long gives up */
+#define VERIFY_TIMEOUT_NS	(300ULL * 1000000000ULL)
+#define VERIFY_EXIT		3
 
 enum msg_type { MSG_RUN = 1, MSG_READY, MSG_DONE, MSG_ACK, MSG_BYE };
 
@@ -178,6 +193,10 @@ struct perf {
 	struct xnic_cq *cq;
 	struct xnic_qp *qp;
 	uint8_t *buf;		/* [0, half): peer writes here; [half, 2 half): source */
+	uint8_t *expect;	/* --verify: the pattern to compare with */
+	unsigned int nslots;	/* receive slots in [0, half): 1, or (--verify */
+	size_t slot_len;	/* send_bw) one per receive WQE */
+	uint64_t rq_posted;	/* receive WQEs posted so far */
 	size_t buf_len;
 	size_t half;
 	uint64_t remote_addr;
@@ -192,6 +211,8 @@ struct perf {
 	uint64_t recvs;
 	uint64_t idle_since;	/* ns of the first empty poll in a row, or 0 */
 	unsigned int owed_recvs;	/* reaped, not yet reposted */
+	uint64_t verified;	/* --verify: bytes compared */
+	uint64_t vmsgs;		/* --verify: messages done */
 	double *samples;	/* latency, usec */
 	size_t nsamples, samples_cap;
 	uint64_t *bw_cnt;	/* bandwidth samples: messages completed ... */
@@ -267,8 +288,10 @@ static void usage(FILE *f)
 "      --json           one JSON object per size instead of the table\n"
 "      --tclass C       traffic class of this side's QP: 0 latency-critical\n"
 "                       (default), 1 bulk\n"
+"      --verify         *_bw: check every byte, one message at a time, no\n"
+"                       figures; a mismatch exits 3 (see the source's head)\n"
 "  -h, --help           this text\n"
-"The server takes -s, -n, -a, -D, -t, -r and -e from the client\n"
+"The server takes -s, -n, -a, -D, -t, -r, -e and --verify from the client\n"
 "(not --tclass: give it to each side).\n",
 		prog, prog, DEF_PORT, (unsigned long long)PERF_CM_SID_BASE,
 		DEF_TX_DEPTH, DEF_RX_DEPTH);
@@ -296,6 +319,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "tclass", required_argument, NULL, 'C' },
 		{ "cm", no_argument, NULL, 'M' },
 		{ "busy-poll", no_argument, NULL, 'B' },
+		{ "verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -363,6 +387,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case 'B':
 			o->busy_poll = true;
 			break;
+		case 'V':
+			o->verify = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -394,6 +421,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		die("-D and -n exclude each other");
 	if (o->events && o->test->lat && o->test->verb == VERB_WRITE)
 		die("-e does not apply to write_lat (it polls memory)");
+	if (o->verify && (o->test->lat || o->all))
+		die("--verify applies to the *_bw tests, one size (not -a)");
 	if (!o->size_set)
 		o->size = o->test->lat ? DEF_LAT_SIZE : DEF_BW_SIZE;
 	if (!o->iters_set)
@@ -460,7 +489,20 @@ static void setup_device(struct perf *p, size_t max_size,
 
 	check(xnic_alloc_pd(p->ctx, &p->pd), "allocating a PD");
 	p->half = (max_size + pg - 1) / pg * pg;
+	p->slot_len = p->half;
+	p->nslots = 1;
+	if (o->verify && o->test->verb == VERB_SEND) {
+		/* One slot per receive WQE: the RQ rounds up to a power of 2. */
+		while (p->nslots < rx_depth)
+			p->nslots *= 2;
+		p->half *= p->nslots;
+	}
 	p->buf_len = 2 * p->half;
+	if (o->verify) {
+		p->expect = malloc(max_size);
+		if (!p->expect)
+			die("out of memory for the --verify pattern");
+	}
 	p->buf = mmap(NULL, p->buf_len, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p->buf == MAP_FAILED)
@@ -486,6 +528,10 @@ static void setup_device(struct perf *p, size_t max_size,
 	qattr.rnr_retry = XNIC_QP_RNR_INFINITE;
 	err = xnic_create_qp_ex(p->pd, p->cq, p->cq, &cap, &qattr, &p->qp);
 	check(err, "creating the QP");
+	if (o->verify && o->test->verb == VERB_SEND &&
+	    p->qp->rq.entries > p->nslots)
+		die("the RQ has %u entries, more than the %u receive slots",
+		    p->qp->rq.entries, p->nslots);
 	p->window = tx_depth < cap.max_send_wr ? tx_depth : cap.max_send_wr;
 	if (o->test->verb == VERB_SEND && !o->test->lat &&
 	    p->window > rx_depth)
@@ -493,17 +539,66 @@ static void setup_device(struct perf *p, size_t max_size,
 	p->cq_mod = p->window >= 16 ? p->window / 8 : 1;
 }
 
-static void post_recvs(struct perf *p, unsigned int n)
+/*
+ * One receive WQE; with --verify send_bw each into its own slot: the RQ is
+ * a FIFO, so message k lands in slot (k - 1) % nslots.
+ */
+static int post_recv_one(struct perf *p)
 {
+	size_t slot = p->rq_posted % p->nslots;
 	struct xnic_sge sge = {
-		.addr = (uintptr_t)p->buf,
-		.length = (uint32_t)p->half,
+		.addr = (uintptr_t)(p->buf + slot * p->slot_len),
+		.length = (uint32_t)p->slot_len,
 		.lkey = p->mr->lkey,
 	};
+	int err;
+
+	err = xnic_post_recv(p->qp, &sge, 1, p->rq_posted);
+	if (!err)
+		p->rq_posted++;
+	return err;
+}
+
+static void post_recvs(struct perf *p, unsigned int n)
+{
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		check(xnic_post_recv(p->qp, &sge, 1, i), "posting a receive");
+		check(post_recv_one(p), "posting a receive");
+}
+
+/* --verify: the contents of message @n, @len bytes, into @dst. */
+static void verify_fill(uint8_t *dst, uint64_t n, size_t len)
+{
+	uint64_t x = (n + 1) * 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < len; i += sizeof(x)) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(dst + i, &x, len - i < sizeof(x) ? len - i : sizeof(x));
+	}
+}
+
+/* --verify: @got must be message @n; else say where it differs, exit 3. */
+static void verify_check(struct perf *p, const char *what, const uint8_t *got,
+			 uint64_t n, size_t len)
+{
+	size_t i;
+
+	verify_fill(p->expect, n, len);
+	if (!memcmp(got, p->expect, len)) {
+		p->verified += len;
+		return;
+	}
+	for (i = 0; got[i] == p->expect[i]; i++)
+		;
+	printf("verify: MISMATCH in %s message %" PRIu64 " (%zu bytes): byte %zu is 0x%02x, expected 0x%02x\n",
+	       what, n, len, i, got[i], p->expect[i]);
+	fflush(stdout);
+	xnic_tool_die(VERIFY_EXIT, "%s message %" PRIu64 ": wrong bytes from offset %zu",
+		      what, n, i);
 }
 
 /*
@@ -514,15 +609,10 @@ static void post_recvs(struct perf *p, unsigned int n)
  */
 static void repost_recvs(struct perf *p)
 {
-	struct xnic_sge sge = {
-		.addr = (uintptr_t)p->buf,
-		.length = (uint32_t)p->half,
-		.lkey = p->mr->lkey,
-	};
 	int err;
 
 	while (p->owed_recvs) {
-		err = xnic_post_recv(p->qp, &sge, 1, 0);
+		err = post_recv_one(p);
 		if (err == -EAGAIN)
 			return;
 		check(err, "reposting a receive");
@@ -552,6 +642,9 @@ static int reap(struct perf *p)
 			if (c[i].byte_len != p->size)
 				die("received %u bytes, expected %" PRIu64,
 				    c[i].byte_len, p->size);
+			if (p->o->verify)
+				verify_check(p, "SEND", p->buf + (p->recvs % p->nslots) * p->slot_len,
+					     p->recvs + 1, p->size);
 			p->recvs++;
 			p->owed_recvs++;
 		} else if (c[i].wr_id > p->completed) {
@@ -878,6 +971,111 @@ static void run_bw_client(struct perf *p, uint64_t iters, unsigned int dur,
 	*t_end = p->bw_ns[p->nbw - 1];
 }
 
+/* --verify: post one WQE of @verb on the source or the receive half. */
+static void verify_post(struct perf *p, enum verb verb, uint64_t wr_id,
+			bool signaled)
+{
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)(p->buf + (verb == VERB_READ ? 0 : p->half)),
+		.length = (uint32_t)p->size,
+		.lkey = p->mr->lkey,
+	};
+	unsigned int flags = signaled ? XNIC_WQE_F_SIGNALED : 0;
+	int err;
+
+	switch (verb) {
+	case VERB_WRITE:
+		err = xnic_post_write(p->qp, &sge, 1, p->remote_addr,
+				      p->remote_rkey, wr_id, flags);
+		break;
+	case VERB_READ:
+		err = xnic_post_read(p->qp, &sge, 1, p->remote_addr,
+				     p->remote_rkey, wr_id, flags);
+		break;
+	default:
+		err = xnic_post_send(p->qp, &sge, 1, wr_id, flags);
+		break;
+	}
+	check(err, "posting a work request");	/* one at a time: never full */
+}
+
+/* --verify: wait for the completion of @wr_id (reap() dies on an error). */
+static void verify_wait(struct perf *p, uint64_t wr_id)
+{
+	uint64_t start = now_ns();
+	unsigned int idle = 0;
+
+	while (p->completed < wr_id) {
+		if (reap(p))
+			continue;
+		if (!(++idle & IDLE_YIELD_MASK))
+			sched_yield();
+		idle_wait(p);
+		if (!(idle & 255) && now_ns() - start > VERIFY_TIMEOUT_NS)
+			die("timeout: no completion for %llu s (message %" PRIu64 ")",
+			    VERIFY_TIMEOUT_NS / 1000000000ULL, wr_id);
+	}
+}
+
+static void verify_progress(struct perf *p, uint64_t msgs)
+{
+	printf("verify: %" PRIu64 " bytes %" PRIu64 " messages\n",
+	       p->verified, msgs);
+	fflush(stdout);
+}
+
+/*
+ * --verify, the client: message after message until -n or -D is done,
+ * each checked (the head of this file); its progress every second.
+ */
+static void run_verify_client(struct perf *p, uint64_t iters,
+			      unsigned int dur)
+{
+	enum verb verb = p->o->test->verb;
+	uint64_t end = now_ns() + dur * 1000000000ULL, next = 0, n, t;
+	uint8_t *src = p->buf + p->half;
+
+	if (verb == VERB_READ) {	/* what every READ must bring back */
+		verify_fill(src, 0, p->size);
+		verify_post(p, VERB_WRITE, 1, true);
+		verify_wait(p, 1);
+	}
+	for (n = 1; dur || n <= iters; n++) {
+		t = now_ns();
+		if (dur && t >= end)
+			break;
+		if (t >= next) {
+			verify_progress(p, n - 1);
+			next = t + 1000000000ULL;
+		}
+		switch (verb) {
+		case VERB_WRITE:
+			verify_fill(src, n, p->size);
+			verify_post(p, VERB_WRITE, 2 * n, false);
+			memset(p->buf, 0, p->size);
+			verify_post(p, VERB_READ, 2 * n + 1, true);
+			verify_wait(p, 2 * n + 1);
+			verify_check(p, "WRITE", p->buf, n, p->size);
+			break;
+		case VERB_READ:
+			memset(p->buf, 0, p->size);
+			verify_post(p, VERB_READ, 2 * n + 1, true);
+			verify_wait(p, 2 * n + 1);
+			verify_check(p, "READ", p->buf, 0, p->size);
+			break;
+		default:
+			/* The server compares: count what it acknowledged. */
+			verify_fill(src, n, p->size);
+			verify_post(p, VERB_SEND, 2 * n + 1, true);
+			verify_wait(p, 2 * n + 1);
+			p->verified += p->size;
+			break;
+		}
+		p->vmsgs = n;
+	}
+	verify_progress(p, n - 1);
+}
+
 static void report_bw(struct perf *p, uint64_t msgs, uint64_t t_start,
 		      uint64_t t_end)
 {
@@ -999,6 +1197,7 @@ static void fill_hello(struct perf *p, struct wire_hello *h, uint32_t psn)
 	h->tx_depth = htonl(o->tx_depth);
 	h->rx_depth = htonl(o->rx_depth);
 	h->events = htonl(o->events);
+	h->verify = htonl(o->verify);
 }
 
 static void check_hello(const struct wire_hello *h, const struct opts *o)
@@ -1033,7 +1232,7 @@ static size_t max_size_of(const struct opts *o)
 /* The server takes the client's parameters. */
 static void take_params(struct opts *o, uint64_t size, uint64_t iters,
 			uint32_t duration, bool all, uint32_t tx_depth,
-			uint32_t rx_depth, bool events)
+			uint32_t rx_depth, bool events, bool verify)
 {
 	o->size = size;
 	o->iters = iters;
@@ -1042,6 +1241,7 @@ static void take_params(struct opts *o, uint64_t size, uint64_t iters,
 	o->tx_depth = tx_depth;
 	o->rx_depth = rx_depth;
 	o->events = events;
+	o->verify = verify;
 	if (!o->size || o->size > (1ULL << 31) || !o->tx_depth ||
 	    o->tx_depth > XNIC_MAX_QP_WR || !o->rx_depth ||
 	    o->rx_depth > XNIC_MAX_QP_WR)
@@ -1062,7 +1262,7 @@ static void server_tcp(struct perf *p, struct opts *o)
 	take_params(o, be64toh(peer.size), be64toh(peer.iters),
 		    ntohl(peer.duration), ntohl(peer.all) != 0,
 		    ntohl(peer.tx_depth), ntohl(peer.rx_depth),
-		    ntohl(peer.events) != 0);
+		    ntohl(peer.events) != 0, ntohl(peer.verify) != 0);
 	setup_device(p, max_size_of(o), o->tx_depth, o->rx_depth);
 	connect_qp(p, &peer, psn);
 	if (o->test->verb == VERB_SEND)
@@ -1082,7 +1282,8 @@ static void fill_cm(struct perf *p, struct wire_cm *w, uint8_t kind)
 	w->kind = kind;
 	if (kind != CM_KIND_TEST)
 		return;
-	w->flags = (o->all ? CM_F_ALL : 0) | (o->events ? CM_F_EVENTS : 0);
+	w->flags = (o->all ? CM_F_ALL : 0) | (o->events ? CM_F_EVENTS : 0) |
+		   (o->verify ? CM_F_VERIFY : 0);
 	w->addr = htobe64((uintptr_t)p->buf);
 	w->buf_size = htobe64(p->half);
 	w->rkey = htonl(p->mr->rkey);
@@ -1154,7 +1355,7 @@ static void server_cm(struct perf *p, struct opts *o)
 	take_params(o, be64toh(w->size), be64toh(w->iters),
 		    ntohl(w->duration), w->flags & CM_F_ALL,
 		    ntohs(w->tx_depth), ntohs(w->rx_depth),
-		    w->flags & CM_F_EVENTS);
+		    w->flags & CM_F_EVENTS, w->flags & CM_F_VERIFY);
 	if (be64toh(w->buf_size) < max_size_of(o))
 		die("the client's buffer is too small");
 	p->remote_addr = be64toh(w->addr);
@@ -1285,6 +1486,13 @@ static int run_client(struct opts *o)
 			send_msg(&p.ctl, MSG_DONE, done, 0);
 			expect_msg(&p.ctl, MSG_ACK, &got, NULL);
 			report_lat(&p, done);
+		} else if (o->verify) {
+			run_verify_client(&p, o->iters, o->duration);
+			send_msg(&p.ctl, MSG_DONE, p.vmsgs, 0);
+			expect_msg(&p.ctl, MSG_ACK, &got, NULL);
+			if (o->test->verb == VERB_SEND && got != p.vmsgs)
+				die("the server received %" PRIu64 " messages, %" PRIu64 " were sent",
+				    got, p.vmsgs);
 		} else {
 			run_bw_client(&p, o->iters, o->duration, &t0, &t1);
 			send_msg(&p.ctl, MSG_DONE, p.posted, 0);

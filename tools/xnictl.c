@@ -228,6 +228,7 @@ static int nr_req_attrs;
 struct req {
 	int (*fn)(struct nlattr **tb, void *arg);
 	void *arg;
+	uint32_t seq;		/* of the request; 0: take any */
 	bool done;
 	int error;		/* negative errno from the kernel */
 	char msg[256];		/* its extended ACK message */
@@ -291,6 +292,88 @@ static void put_dev(struct nl_msg *msg, const char *dev)
 		fail("out of memory");
 }
 
+/*
+ * What the kernel's replies carry (uapi/xnic-netlink.h): libnl checks
+ * each attribute's size against these (and that a string ends in its
+ * NUL) before anything reads it. A message that fails is skipped.
+ */
+static struct nla_policy xnic_policy[XNIC_A_MAX + 1] = {
+	[XNIC_A_DEV_INDEX] = { .type = NLA_U32 },
+	[XNIC_A_DEV_NAME] = { .type = NLA_STRING },
+	[XNIC_A_NODE_ID] = { .type = NLA_U32 },
+	[XNIC_A_NODE_GUID] = { .type = NLA_U64 },
+	[XNIC_A_PORT_STATE] = { .type = NLA_U8 },
+	[XNIC_A_NR_LINKS] = { .type = NLA_U32 },
+	[XNIC_A_PAYLOAD_MTU] = { .type = NLA_U32 },
+	[XNIC_A_DRV_NAME] = { .type = NLA_STRING },
+	[XNIC_A_DRV_VERSION] = { .type = NLA_STRING },
+	[XNIC_A_FW_VERSION] = { .type = NLA_STRING },
+	[XNIC_A_NR_PEERS] = { .type = NLA_U32 },
+	[XNIC_A_LINK] = { .type = NLA_NESTED },
+	[XNIC_A_PEER] = { .type = NLA_NESTED },
+	[XNIC_A_PARAMS] = { .type = NLA_NESTED },
+	[XNIC_A_STATS] = { .type = NLA_NESTED },
+	[XNIC_A_EVENT] = { .type = NLA_U8 },
+};
+
+static struct nla_policy link_policy[XNIC_LINK_A_MAX + 1] = {
+	[XNIC_LINK_A_IFNAME] = { .type = NLA_STRING },
+	[XNIC_LINK_A_IFINDEX] = { .type = NLA_U32 },
+	[XNIC_LINK_A_UP] = { .type = NLA_U8 },
+	[XNIC_LINK_A_CARRIER] = { .type = NLA_U8 },
+	[XNIC_LINK_A_MTU] = { .type = NLA_U32 },
+	[XNIC_LINK_A_PEERS] = { .type = NLA_NESTED },
+	[XNIC_LINK_A_STATE] = { .type = NLA_U8 },
+	[XNIC_LINK_A_RTT_US] = { .type = NLA_U32 },
+	[XNIC_LINK_A_JITTER_US] = { .type = NLA_U32 },
+	[XNIC_LINK_A_HB_SENT] = { .type = NLA_U64 },
+	[XNIC_LINK_A_HB_RCVD] = { .type = NLA_U64 },
+	[XNIC_LINK_A_HB_MISSED] = { .type = NLA_U64 },
+	[XNIC_LINK_A_CRC_ERRORS] = { .type = NLA_U64 },
+	[XNIC_LINK_A_FAILOVERS] = { .type = NLA_U64 },
+	[XNIC_LINK_A_TX_FRAMES] = { .type = NLA_U64 },
+	[XNIC_LINK_A_TX_BYTES] = { .type = NLA_U64 },
+	[XNIC_LINK_A_RX_FRAMES] = { .type = NLA_U64 },
+	[XNIC_LINK_A_STATE_CHANGES] = { .type = NLA_U64 },
+	[XNIC_LINK_A_FAILOVER_US] = { .type = NLA_U32 },
+	[XNIC_LINK_A_LOSS_PPM] = { .type = NLA_U32 },
+	[XNIC_LINK_A_RESENT] = { .type = NLA_U64 },
+	[XNIC_LINK_A_TEMP_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_TEMP_WARN_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_TEMP_CRIT_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_THERMAL] = { .type = NLA_U8 },
+	[XNIC_LINK_A_THERMAL_WARNS] = { .type = NLA_U64 },
+	[XNIC_LINK_A_THERMAL_CRITS] = { .type = NLA_U64 },
+	[XNIC_LINK_A_TEMP_HYST_MC] = { .type = NLA_U32 },
+	[XNIC_LINK_A_TEMP_SOURCE] = { .type = NLA_U8 },
+	[XNIC_LINK_A_TEMP_READ_ERRORS] = { .type = NLA_U64 },
+};
+
+static struct nla_policy peer_policy[XNIC_PEER_A_MAX + 1] = {
+	[XNIC_PEER_A_NODE_ID] = { .type = NLA_U32 },
+	[XNIC_PEER_A_NODE_GUID] = { .type = NLA_U64 },
+	[XNIC_PEER_A_IFNAME] = { .type = NLA_STRING },
+	[XNIC_PEER_A_IFINDEX] = { .type = NLA_U32 },
+	[XNIC_PEER_A_LAST_SEEN_MS] = { .type = NLA_U32 },
+};
+
+static struct nla_policy stat_policy[XNIC_STAT_A_MAX + 1] = {
+	[XNIC_STAT_A_NAME] = { .type = NLA_STRING },
+	[XNIC_STAT_A_VALUE] = { .type = NLA_U64 },
+};
+
+static struct nla_policy ext_ack_policy[NLMSGERR_ATTR_MAX + 1] = {
+	[NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
+	[NLMSGERR_ATTR_OFFS] = { .type = NLA_U32 },
+	[NLMSGERR_ATTR_POLICY] = { .type = NLA_NESTED },
+	[NLMSGERR_ATTR_MISS_TYPE] = { .type = NLA_U32 },
+};
+
+static struct nla_policy range_policy[NL_POLICY_TYPE_ATTR_MAX + 1] = {
+	[NL_POLICY_TYPE_ATTR_MIN_VALUE_U] = { .type = NLA_U64 },
+	[NL_POLICY_TYPE_ATTR_MAX_VALUE_U] = { .type = NLA_U64 },
+};
+
 /* Pick up the extended ACK attributes after an error or a dump's end. */
 static void req_ext_ack(struct req *r, struct nlattr *tlvs, int len)
 {
@@ -299,7 +382,8 @@ static void req_ext_ack(struct req *r, struct nlattr *tlvs, int len)
 	unsigned int off;
 	int i;
 
-	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, tlvs, len, NULL))
+	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, tlvs, len,
+				  ext_ack_policy))
 		return;
 	if (tb[NLMSGERR_ATTR_MSG])
 		snprintf(r->msg, sizeof(r->msg), "%s",
@@ -312,7 +396,7 @@ static void req_ext_ack(struct req *r, struct nlattr *tlvs, int len)
 	}
 	if (tb[NLMSGERR_ATTR_POLICY] &&
 	    !nla_parse_nested(pol, NL_POLICY_TYPE_ATTR_MAX,
-			      tb[NLMSGERR_ATTR_POLICY], NULL) &&
+			      tb[NLMSGERR_ATTR_POLICY], range_policy) &&
 	    pol[NL_POLICY_TYPE_ATTR_MIN_VALUE_U] &&
 	    pol[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]) {
 		r->has_range = true;
@@ -323,61 +407,89 @@ static void req_ext_ack(struct req *r, struct nlattr *tlvs, int len)
 		r->miss_type = (int)nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
 }
 
-static int req_valid_cb(struct nl_msg *msg, void *arg)
+/*
+ * NLMSG_ERROR: an ACK (error 0) or the request's error, then, with
+ * NLM_F_ACK_TLVS, extended ACK attributes after the echoed request (its
+ * header only with NLM_F_CAPPED). @len: payload bytes, at least *@e.
+ */
+static void req_error(struct req *r, const struct nlmsghdr *nlh,
+		      const struct nlmsgerr *e, int len)
 {
-	struct nlattr *tb[XNIC_A_MAX + 1];
-	struct req *r = arg;
-
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, XNIC_A_MAX, NULL))
-		return NL_SKIP;
-	if (r->fn && r->fn(tb, r->arg))
-		return NL_STOP;
-	return NL_OK;
-}
-
-static int req_err_cb(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	struct req *r = arg;
 	int ack_len = sizeof(*e);
 
-	(void)nla;
-	r->error = e->error;
 	r->done = true;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += e->msg.nlmsg_len - NLMSG_HDRLEN;
-		req_ext_ack(r, (struct nlattr *)((char *)e + ack_len),
-			    (int)nlh->nlmsg_len - NLMSG_HDRLEN - ack_len);
+	if (!e->error)
+		return;
+	/* A positive error (or one without a negative) is no errno. */
+	r->error = e->error < 0 && e->error > -4096 ? e->error : -EPROTO;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN ||
+		    e->msg.nlmsg_len - NLMSG_HDRLEN > (uint32_t)(len - ack_len))
+			return;
+		ack_len += (int)(e->msg.nlmsg_len - NLMSG_HDRLEN);
 	}
-	return NL_STOP;
+	req_ext_ack(r, (struct nlattr *)((char *)e + NLMSG_ALIGN(ack_len)),
+		    len - (int)NLMSG_ALIGN(ack_len));
 }
 
-static int req_ack_cb(struct nl_msg *msg, void *arg)
+/*
+ * One message of the kernel's answer to request @r, @len bytes at @nlh:
+ * NLMSG_ERROR (an ACK, or the request's error and extended ACK) and
+ * NLMSG_DONE (a dump's end, with an error perhaps) end the request; any
+ * other message is a reply, its attributes checked against xnic_policy
+ * and handed to r->fn. What is malformed, too short or of another
+ * request (sequence number) is skipped; a malformed NLMSG_ERROR ends the
+ * request with EPROTO. Any bytes are safe here: the fuzz target
+ * selftests/fuzz/fuzz_xnictl.c feeds it arbitrary ones.
+ * Return: NL_STOP when the request is done (or r->fn said stop), else
+ * NL_SKIP.
+ */
+static int req_reply(struct req *r, struct nlmsghdr *nlh, size_t len)
 {
-	struct req *r = arg;
+	struct nlattr *tb[XNIC_A_MAX + 1];
+	int plen;
 
-	(void)msg;
-	r->done = true;
-	return NL_STOP;
+	if (len < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN ||
+	    nlh->nlmsg_len > len || (r->seq && nlh->nlmsg_seq != r->seq))
+		return NL_SKIP;
+	plen = (int)(nlh->nlmsg_len - NLMSG_HDRLEN);
+	switch (nlh->nlmsg_type) {
+	case NLMSG_NOOP:
+	case NLMSG_OVERRUN:
+		return NL_SKIP;
+	case NLMSG_ERROR:
+		if (plen < (int)sizeof(struct nlmsgerr)) {
+			r->done = true;
+			r->error = -EPROTO;
+		} else {
+			req_error(r, nlh, nlmsg_data(nlh), plen);
+		}
+		return NL_STOP;
+	case NLMSG_DONE:
+		r->done = true;
+		if (plen >= (int)sizeof(int) && *(int *)nlmsg_data(nlh) < 0) {
+			r->error = *(int *)nlmsg_data(nlh) > -4096 ?
+				   *(int *)nlmsg_data(nlh) : -EPROTO;
+			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+				req_ext_ack(r, (struct nlattr *)
+					    ((int *)nlmsg_data(nlh) + 1),
+					    plen - (int)sizeof(int));
+		}
+		return NL_STOP;
+	}
+	if (genlmsg_parse(nlh, 0, tb, XNIC_A_MAX, xnic_policy))
+		return NL_SKIP;
+	return r->fn && r->fn(tb, r->arg) ? NL_STOP : NL_SKIP;
 }
 
-/* NLMSG_DONE of a dump: an int error, then extended ACK attributes. */
-static int req_finish_cb(struct nl_msg *msg, void *arg)
+/* libnl hands every message it receives here first (NL_CB_MSG_IN). */
+static int req_msg_cb(struct nl_msg *msg, void *arg)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct req *r = arg;
-	int len = (int)nlh->nlmsg_len - NLMSG_HDRLEN;
-	int *err = nlmsg_data(nlh);
 
-	r->done = true;
-	if (len >= (int)sizeof(int) && *err < 0) {
-		r->error = *err;
-		if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
-			req_ext_ack(r, (struct nlattr *)(err + 1),
-				    len - (int)sizeof(int));
-	}
-	return NL_STOP;
+	return req_reply(arg, nlh, nlh->nlmsg_len);
 }
 
 /* Print why request @r failed, as "xnictl: <message>". */
@@ -417,12 +529,11 @@ static void req_run(struct nl_msg *msg, int (*fn)(struct nlattr **, void *),
 	cb = nl_cb_alloc(NL_CB_DEFAULT);
 	if (!cb)
 		fail("out of memory");
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, req_valid_cb, &r);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, req_ack_cb, &r);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, req_finish_cb, &r);
-	nl_cb_err(cb, NL_CB_CUSTOM, req_err_cb, &r);
+	/* Every message to req_reply(), before libnl's own handling. */
+	nl_cb_set(cb, NL_CB_MSG_IN, NL_CB_CUSTOM, req_msg_cb, &r);
 
 	err = nl_send_auto(sk, msg);
+	r.seq = nlmsg_hdr(msg)->nlmsg_seq;
 	nlmsg_free(msg);
 	if (err < 0)
 		fail("cannot send a netlink request: %s", nl_geterror(err));
@@ -592,7 +703,7 @@ static int stats_cb(struct nlattr **tb, void *arg)
 	if (tb[XNIC_A_STATS]) {
 		nla_for_each_nested(a, tb[XNIC_A_STATS], rem) {
 			if (nla_type(a) != XNIC_A_STATS_ENTRY ||
-			    nla_parse_nested(e, XNIC_STAT_A_MAX, a, NULL) ||
+			    nla_parse_nested(e, XNIC_STAT_A_MAX, a, stat_policy) ||
 			    !e[XNIC_STAT_A_NAME] || !e[XNIC_STAT_A_VALUE])
 				continue;
 			if (json)
@@ -689,6 +800,13 @@ static uint64_t health_val(struct nlattr **l, size_t i)
 	return link_health[i].wide ? u64_attr(a) : u32_attr(a);
 }
 
+/* An entry of XNIC_LINK_A_PEERS that is a node id. */
+static bool is_peer_node(const struct nlattr *a)
+{
+	return nla_type(a) == XNIC_LINK_A_PEER_NODE &&
+	       nla_len(a) >= (int)sizeof(uint32_t);
+}
+
 /* One link, for `link show` and for `monitor`. */
 static void print_link(struct nlattr **tb, const char *event)
 {
@@ -699,7 +817,8 @@ static void print_link(struct nlattr **tb, const char *event)
 	int rem, n = 0;
 
 	if (!tb[XNIC_A_LINK] ||
-	    nla_parse_nested(l, XNIC_LINK_A_MAX, tb[XNIC_A_LINK], NULL))
+	    nla_parse_nested(l, XNIC_LINK_A_MAX, tb[XNIC_A_LINK],
+			     link_policy))
 		return;
 	up = l[XNIC_LINK_A_UP] && nla_get_u8(l[XNIC_LINK_A_UP]);
 	carrier = l[XNIC_LINK_A_CARRIER] && nla_get_u8(l[XNIC_LINK_A_CARRIER]);
@@ -728,7 +847,8 @@ static void print_link(struct nlattr **tb, const char *event)
 			if (l[XNIC_LINK_A_PEERS])
 				nla_for_each_nested(a, l[XNIC_LINK_A_PEERS],
 						    rem)
-					j_u64(NULL, nla_get_u32(a));
+					if (is_peer_node(a))
+						j_u64(NULL, nla_get_u32(a));
 			j_arr_end();
 		}
 		j_obj_end();
@@ -746,7 +866,9 @@ static void print_link(struct nlattr **tb, const char *event)
 		fputs(" peers ", stdout);
 		if (l[XNIC_LINK_A_PEERS])
 			nla_for_each_nested(a, l[XNIC_LINK_A_PEERS], rem)
-				printf("%s%u", n++ ? "," : "", nla_get_u32(a));
+				if (is_peer_node(a))
+					printf("%s%u", n++ ? "," : "",
+					       nla_get_u32(a));
 		if (!n)
 			putchar('-');
 	}
@@ -831,7 +953,8 @@ static void print_peer(struct nlattr **tb, const char *event)
 	char g[32], mac[32] = "";
 
 	if (!tb[XNIC_A_PEER] ||
-	    nla_parse_nested(p, XNIC_PEER_A_MAX, tb[XNIC_A_PEER], NULL))
+	    nla_parse_nested(p, XNIC_PEER_A_MAX, tb[XNIC_A_PEER],
+			     peer_policy))
 		return;
 	fmt_guid(g, sizeof(g), p[XNIC_PEER_A_NODE_GUID] ?
 		 nla_get_u64(p[XNIC_PEER_A_NODE_GUID]) : 0);
@@ -1044,14 +1167,17 @@ static const char *event_name(int ev)
 	}
 }
 
-static int monitor_cb(struct nl_msg *msg, void *arg)
+/*
+ * One event message: a link's or a peer's, printed; anything else or
+ * malformed skipped (as req_reply(); libnl checked @nlh's length).
+ */
+static int event_reply(struct nlmsghdr *nlh)
 {
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
+	struct genlmsghdr *gh = nlmsg_data(nlh);
 	struct nlattr *tb[XNIC_A_MAX + 1];
 	const char *ev;
 
-	(void)arg;
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, XNIC_A_MAX, NULL))
+	if (genlmsg_parse(nlh, 0, tb, XNIC_A_MAX, xnic_policy))
 		return NL_SKIP;
 	ev = event_name(tb[XNIC_A_EVENT] ? nla_get_u8(tb[XNIC_A_EVENT]) : 0);
 	if (gh->cmd == XNIC_CMD_LINK_NTF)
@@ -1060,6 +1186,12 @@ static int monitor_cb(struct nl_msg *msg, void *arg)
 		print_peer(tb, ev);
 	fflush(stdout);
 	return NL_OK;
+}
+
+static int monitor_cb(struct nl_msg *msg, void *arg)
+{
+	(void)arg;
+	return event_reply(nlmsg_hdr(msg));
 }
 
 /* `xnictl monitor`: print events until SIGINT or SIGTERM. */

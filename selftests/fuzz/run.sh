@@ -4,8 +4,8 @@
 # run.sh [--time S | --runs N] - run every fuzz target: first its
 # regression inputs (regress/<target>/: each must pass), then libFuzzer for
 # S seconds (default 30: `make check`) or N executions (`make fuzz`), from
-# the corpus in build/fuzz/corpus/<target>/ (seeded by ./seeds, kept
-# between runs). A crash fails the target; its input is copied into
+# the corpus in build/fuzz/corpus/<target>/ (seeded by ./seeds and
+# ./seeds_nl, kept between runs). A crash fails the target; its input is copied into
 # regress/<target>/ to become a regression case. Prints "ok"/"not ok" per
 # target, a BENCH line of executions per second, and "XNIC-RESULT p f s".
 set -u
@@ -21,8 +21,9 @@ out=../../build/fuzz
 pass=0 fail=0 n=0
 make -s || exit 1
 mkdir -p "$out"
-[[ -d $out/corpus ]] || ./seeds "$out/corpus" || exit 1
-for t in fuzz_wire fuzz_cm fuzz_credit fuzz_temp; do
+[[ -d $out/corpus/wire ]] || ./seeds "$out/corpus" || exit 1
+[[ -d $out/corpus/xnictl ]] || ./seeds_nl "$out/corpus" || exit 1
+for t in fuzz_wire fuzz_cm fuzz_credit fuzz_temp fuzz_xnictl fuzz_cm_reply; do
 	n=$((n + 1))
 	corpus=$out/corpus/${t#fuzz_}
 	crashes=$out/crashes/$t
