@@ -11,6 +11,11 @@
 #  2. a checked all-reduce over all 6 nodes (every element compared with
 #     the exact sum): traffic between appliances crosses leaf, spine and
 #     leaf byte-exact, and the switched links' frame counters moved;
+#     libxniccoll found the 2 appliances from the mesh links and ran the
+#     hierarchical all-reduce; exact on integers (f32, bf16, in place,
+#     counts that do not divide) and bit-identical on every rank; the
+#     uplinks carried only the shards' traffic across (2 (A-1)/A x S/N a
+#     node: 1/3 of what the flat algorithm, forced, puts on them);
 #  3. the same all-reduce, back to back, while spine s0's bridge is set
 #     down and then its namespace deleted (one run spans the deletion):
 #     every run PASS (no error completion, every byte right);
@@ -40,11 +45,22 @@ plane_tx() {
 	echo "$t"
 }
 
-allreduce() { # COUNT ITERS PORT
+# bytes sent on every uplink (the veths under the plane links)
+uplink_tx() {
+	local f t=0
+	for f in /sys/class/net/xf*u[0-9]/statistics/tx_bytes; do
+		t=$((t + $(cat "$f")))
+	done
+	echo "$t"
+}
+
+allreduce() { # COUNT ITERS PORT [xnic-allreduce options]
+	local count=$1 iters=$2 port=$3
+	shift 3
 	timeout 300 coll/xnic-allreduce --nodes 6 --device-prefix xf \
-		--bootstrap cm --port "$3" --count "$1" --dtype f32 \
-		--values real --seed 7 --iters "$2" --timeout 240 --json \
-		>"$W/ar.json" 2>"$W/ar.err"
+		--bootstrap cm --port "$port" --count "$count" --dtype f32 \
+		--values real --seed 7 --iters "$iters" --timeout 240 --json \
+		"$@" >"$W/ar.json" 2>"$W/ar.err"
 }
 
 # 1. discovery
@@ -71,6 +87,37 @@ check "all-reduce over 6 nodes in 2 appliances byte-exact" test "$rc" = 0
 tx1=$(plane_tx)
 echo "# plane links sent $((tx1 - tx0)) frames"
 check "traffic crossed the switched links" test $((tx1 - tx0)) -gt 50
+check "the all-reduce found 2 appliances and ran hierarchically" \
+	grep -q '"algo":"hier","appliances":2' "$W/ar.json"
+
+# Exact (integers) in every form; the uplinks' bytes, hierarchical
+# against flat: S = 4 MiB a run; across, hier sends 2 (A-1)/A x S/N = S/3
+# a node (2 S in all), flat S a node (6 S).
+S=$((4 << 20)) port=19002
+for spec in "1048576 f32" "1000003 bf16 --inplace" "5 f32" "3 bf16"; do
+	# shellcheck disable=SC2086 # options
+	set -- $spec
+	u0=$(uplink_tx)
+	allreduce "$1" 1 $((port++)) --dtype "$2" --values int ${3:-}
+	rc=$?
+	u1=$(uplink_tx)
+	grep -q '"algo":"hier"' "$W/ar.json" || rc=1
+	((rc)) && cat "$W/ar.json" "$W/ar.err"
+	check "hierarchical all-reduce exact: $spec" test "$rc" = 0
+	[[ $spec == "1048576 f32" ]] && hier_up=$((u1 - u0))
+done
+u0=$(uplink_tx)
+allreduce 1048576 1 "$port" --values int --algo flat
+rc=$?
+flat_up=$(($(uplink_tx) - u0))
+grep -q '"algo":"flat"' "$W/ar.json" || rc=1
+((rc)) && cat "$W/ar.json" "$W/ar.err"
+check "flat all-reduce (forced) exact" test "$rc" = 0
+echo "# uplinks sent $hier_up bytes (hierarchical), $flat_up (flat); the shards need $((2 * S))"
+check "hierarchical: the uplinks carried the shards, <= 1.5 x $((2 * S)) bytes" \
+	test "$hier_up" -ge $((2 * S)) -a "$hier_up" -le $((3 * S))
+check "flat puts >= 2.5 x the hierarchical bytes on the uplinks" \
+	test $((flat_up * 2)) -ge $((hier_up * 5))
 
 # 3. a spine fails under traffic
 # Checked all-reduces back to back until told to stop; a line per run in
