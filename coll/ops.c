@@ -410,23 +410,32 @@ static void xnic_coll_op_describe(struct xnic_comm *c, struct xnic_coll_req *q,
 			     " (all-gather in our appliance)") : "");
 }
 
+static bool xnic_coll_in(const int *grp, int n, int r)
+{
+	int k;
+
+	for (k = 0; k < n && grp[k] != r; k++)
+		;
+	return k < n;
+}
+
 /*
  * Whether we still need rank @r: chunks to or from it, or its parts of
  * our shard (a peer that finished had all of ours, so this is exact
- * enough); in a hierarchical all-reduce, also any rank of a later phase.
+ * enough); in a hierarchical all-reduce, also a rank of a later phase's
+ * group (a rank of neither group may finish, and leave, before us).
  */
 static bool xnic_coll_op_needs(struct xnic_comm *c, struct xnic_coll_req *q,
 			       int r)
 {
 	struct xnic_coll_job *op = &q->job;
 	struct xnic_coll_peer *p = &c->peers[r];
-	int k;
 
-	if (op->hier && op->phase < 2)
+	if (op->hier && ((op->phase < 2 &&
+			  xnic_coll_in(c->local, c->nlocal, r)) ||
+			 (op->phase == 0 && xnic_coll_in(c->across, c->nappl, r))))
 		return true;
-	for (k = 0; k < c->ngrp && c->grp[k] != r; k++)
-		;
-	if (k == c->ngrp)
+	if (!xnic_coll_in(c->grp, c->ngrp, r))
 		return false;
 	if (op->ag && (p->cp_recvd < c->nch[r] || p->cp_sent < c->nch[c->rank]))
 		return true;

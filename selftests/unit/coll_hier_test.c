@@ -28,6 +28,7 @@ struct topo {
 	const int *appl;	/* NULL: no mesh links */
 	int algo;		/* cfg.algo */
 	bool mesh_fail;		/* the kernel cannot be asked */
+	bool death;		/* the last rank leaves before an all-reduce */
 	size_t chunk;
 };
 
@@ -41,6 +42,7 @@ struct hrank {
 	int nappl;
 	uint64_t bad;		/* elements not bit-identical */
 	uint64_t order_matters;	/* elements where flat and hier differ */
+	int elapsed_ms;
 	char msg[XNIC_COLL_ERRLEN];
 };
 
@@ -250,6 +252,17 @@ static void *hrank_main(void *arg)
 		goto out;
 	}
 	a->algo = xnic_comm_algo(c, &a->nappl);
+	if (a->t->death) {
+		uint64_t t0;
+
+		note(a, xnic_barrier(c), c);
+		if (a->ret || a->rank == a->t->nranks - 1)
+			goto out;
+		t0 = xnic_coll_now_ns();
+		one(a, c, 4099, XNIC_COLL_FLOAT32, false, 1);
+		a->elapsed_ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
+		goto out;
+	}
 	/* Back to back, no barriers: fast ranks run phases ahead. */
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]) && !a->ret; i++) {
 		for (dt = 0; dt < 2 && !a->ret; dt++)
@@ -436,6 +449,29 @@ TEST(env_overrides_auto)
 	unsetenv("XNIC_COLL_ALGO");
 	cfg.algo = 7;
 	EXPECT_EQ(-EINVAL, xnic_comm_init(&c, &cfg));
+}
+
+TEST(dead_rank_fails_every_phase_fast)
+{
+	/* rank 5: local to 3 and 4, across to 2; 0 and 1 learn of it later */
+	struct topo t = { .nranks = 6, .appl = a2x3, .chunk = 256,
+			  .death = true };
+	struct hrank args[6];
+	int r, named = 0;
+
+	hrun(_metadata, &t, args);
+	for (r = 0; r < 5; r++) {
+		TH_LOG("rank %d: %d after %d ms: %s", r, args[r].ret,
+		       args[r].elapsed_ms, args[r].msg);
+		EXPECT_EQ(0, args[r].init_ret);
+		EXPECT_EQ(XNIC_COLL_ALGO_HIER, args[r].algo);
+		EXPECT_EQ(-ECONNRESET, args[r].ret);
+		named += strstr(args[r].msg, "rank 5 (node 6) is gone") != NULL;
+		/* far below the 20 s timeout (loose: a loaded host) */
+		EXPECT_LT(args[r].elapsed_ms, 10000);
+	}
+	EXPECT_GE(named, 3);
+	EXPECT_EQ(0, args[5].ret);
 }
 
 TEST_HARNESS_MAIN
