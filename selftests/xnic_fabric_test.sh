@@ -45,13 +45,15 @@ plane_tx() {
 	echo "$t"
 }
 
-# bytes sent on every uplink (the veths under the plane links)
+# transport bytes (data and ACKs: no heartbeats, no HELLOs) every node
+# sent on its plane links (debugfs links: the bond's counters)
 uplink_tx() {
-	local f t=0
-	for f in /sys/class/net/xf*u[0-9]/statistics/tx_bytes; do
-		t=$((t + $(cat "$f")))
-	done
-	echo "$t"
+	local g
+	for ((g = 0; g < 6; g++)); do
+		awk '$1 == "link" && $2 ~ /u[0-9]+s[0-9]+$/ {
+			for (i = 3; i < NF; i++) if ($i == "tx_bytes") print $(i + 1) }' \
+			"/sys/kernel/debug/xnic/xf$g/links"
+	done | awk '{ t += $1 } END { print t + 0 }'
 }
 
 allreduce() { # COUNT ITERS PORT [xnic-allreduce options]
@@ -91,33 +93,36 @@ check "the all-reduce found 2 appliances and ran hierarchically" \
 	grep -q '"algo":"hier","appliances":2' "$W/ar.json"
 
 # Exact (integers) in every form; the uplinks' bytes, hierarchical
-# against flat: S = 4 MiB a run; across, hier sends 2 (A-1)/A x S/N = S/3
+# against flat: S = 1 MiB a run; across, hier sends 2 (A-1)/A x S/N = S/3
 # a node (2 S in all), flat S a node (6 S).
-S=$((4 << 20)) port=19002
-for spec in "1048576 f32" "1000003 bf16 --inplace" "5 f32" "3 bf16"; do
+S=$((1 << 20)) port=19002
+for spec in "262144 f32" "300007 bf16 --inplace" "5 f32" "3 bf16"; do
 	# shellcheck disable=SC2086 # options
 	set -- $spec
 	u0=$(uplink_tx)
+	# shellcheck disable=SC2086 # no option, or one
 	allreduce "$1" 1 $((port++)) --dtype "$2" --values int ${3:-}
 	rc=$?
 	u1=$(uplink_tx)
 	grep -q '"algo":"hier"' "$W/ar.json" || rc=1
 	((rc)) && cat "$W/ar.json" "$W/ar.err"
 	check "hierarchical all-reduce exact: $spec" test "$rc" = 0
-	[[ $spec == "1048576 f32" ]] && hier_up=$((u1 - u0))
+	[[ $spec == "262144 f32" ]] && hier_up=$((u1 - u0))
 done
 u0=$(uplink_tx)
-allreduce 1048576 1 "$port" --values int --algo flat
+allreduce 262144 1 "$port" --values int --algo flat
 rc=$?
 flat_up=$(($(uplink_tx) - u0))
 grep -q '"algo":"flat"' "$W/ar.json" || rc=1
 ((rc)) && cat "$W/ar.json" "$W/ar.err"
 check "flat all-reduce (forced) exact" test "$rc" = 0
-echo "# uplinks sent $hier_up bytes (hierarchical), $flat_up (flat); the shards need $((2 * S))"
+echo "# plane links carried $hier_up transport bytes (hierarchical), $flat_up (flat); the shards need $((2 * S))"
+# Headers and ACKs add a few per cent, retransmissions (a loaded host)
+# more, hence the loose bound. Flat needs 3x hier's bytes.
 check "hierarchical: the uplinks carried the shards, <= 1.5 x $((2 * S)) bytes" \
 	test "$hier_up" -ge $((2 * S)) -a "$hier_up" -le $((3 * S))
-check "flat puts >= 2.5 x the hierarchical bytes on the uplinks" \
-	test $((flat_up * 2)) -ge $((hier_up * 5))
+check "flat puts >= 2 x the hierarchical bytes on the uplinks" \
+	test "$flat_up" -ge $((hier_up * 2))
 
 # 3. a spine fails under traffic
 # Checked all-reduces back to back until told to stop; a line per run in

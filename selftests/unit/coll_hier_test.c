@@ -29,6 +29,7 @@ struct topo {
 	int algo;		/* cfg.algo */
 	bool mesh_fail;		/* the kernel cannot be asked */
 	bool death;		/* the last rank leaves before an all-reduce */
+	bool large;		/* 1 Mi f32 and 1000003 bf16 in place, only */
 	size_t chunk;
 };
 
@@ -252,6 +253,12 @@ static void *hrank_main(void *arg)
 		goto out;
 	}
 	a->algo = xnic_comm_algo(c, &a->nappl);
+	if (a->t->large) {
+		one(a, c, 1 << 20, XNIC_COLL_FLOAT32, false, 1);
+		if (!a->ret)
+			one(a, c, 1000003, XNIC_COLL_BFLOAT16, true, 2);
+		goto out;
+	}
 	if (a->t->death) {
 		uint64_t t0;
 
@@ -362,6 +369,13 @@ static const int a3_2[] = { 0, 0, 0, 1, 1 };
 TEST(hier_2x3)
 {
 	struct topo t = { .nranks = 6, .appl = a2x3, .chunk = 256 };
+
+	expect(_metadata, &t, XNIC_COLL_ALGO_HIER, 2);
+}
+
+TEST(hier_large_default_chunk)
+{
+	struct topo t = { .nranks = 6, .appl = a2x3, .large = true };
 
 	expect(_metadata, &t, XNIC_COLL_ALGO_HIER, 2);
 }
