@@ -117,10 +117,11 @@ grep -q '"algo":"flat"' "$W/ar.json" || rc=1
 ((rc)) && cat "$W/ar.json" "$W/ar.err"
 check "flat all-reduce (forced) exact" test "$rc" = 0
 echo "# plane links carried $hier_up transport bytes (hierarchical), $flat_up (flat); the shards need $((2 * S))"
-# Headers and ACKs add a few per cent, retransmissions (a loaded host)
-# more, hence the loose bound. Flat needs 3x hier's bytes.
-check "hierarchical: the uplinks carried the shards, <= 1.5 x $((2 * S)) bytes" \
-	test "$hier_up" -ge $((2 * S)) -a "$hier_up" -le $((3 * S))
+# Headers and ACKs add about a third (1.34 x measured, both algorithms),
+# retransmissions (a loaded host) more, hence the loose bound. Flat needs
+# 3x hier's bytes.
+check "hierarchical: the uplinks carried the shards, <= 2 x $((2 * S)) bytes" \
+	test "$hier_up" -ge $((2 * S)) -a "$hier_up" -le $((4 * S))
 check "flat puts >= 2 x the hierarchical bytes on the uplinks" \
 	test "$flat_up" -ge $((hier_up * 2))
 
