@@ -32,6 +32,48 @@ size_t xnic_coll_chunk_len(size_t len, size_t chunk_elems, size_t c)
 	return len - start < chunk_elems ? len - start : chunk_elems;
 }
 
+/* ---------------------------- topology ---------------------------- */
+
+int xnic_coll_appliances(unsigned int n, const uint8_t *mesh, int *appl)
+{
+	unsigned int r, s, t;
+	int nappl = 0, a;
+
+	for (r = 0; r < n; r++)
+		for (s = 0; s < n; s++)
+			if (r != s && !mesh[r * n + s] != !mesh[s * n + r])
+				return -1;
+	for (r = 0; r < n; r++) {
+		/* A mesh peer below r has numbered r's appliance already. */
+		for (s = 0, a = -1; s < r && a < 0; s++)
+			if (mesh[r * n + s])
+				a = appl[s];
+		appl[r] = a < 0 ? nappl++ : a;
+	}
+	/* Same appliance exactly when reached over the mesh: cliques. */
+	for (s = 0; s < n; s++)
+		for (t = 0; t < n; t++)
+			if (s != t && (appl[s] == appl[t]) != !!mesh[s * n + t])
+				return -1;
+	return nappl;
+}
+
+unsigned int xnic_coll_hier_ok(unsigned int n, const int *appl, int nappl)
+{
+	unsigned int r, size = n / (nappl > 0 ? (unsigned int)nappl : 1), cnt;
+	int a;
+
+	if (nappl < 2 || size < 2 || size * (unsigned int)nappl != n)
+		return 0;
+	for (a = 0; a < nappl; a++) {
+		for (r = 0, cnt = 0; r < n; r++)
+			cnt += appl[r] == a;
+		if (cnt != size)
+			return 0;
+	}
+	return size;
+}
+
 /* ------------------------- immediate data -------------------------- */
 
 uint32_t xnic_coll_imm_data(unsigned int kind, unsigned int sender,

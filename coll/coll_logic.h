@@ -49,6 +49,39 @@ size_t xnic_coll_nchunks(size_t len, size_t chunk_elems);
  */
 size_t xnic_coll_chunk_len(size_t len, size_t chunk_elems, size_t c);
 
+/* ---------------------------- topology ---------------------------- */
+
+/**
+ * xnic_coll_appliances() - group ranks into appliances
+ * @n: number of ranks (> 0)
+ * @mesh: @n x @n flags, row major: @mesh[r * @n + s] nonzero when rank r
+ *	reaches rank s's node over a mesh link (a member link on which that
+ *	node alone is heard); the diagonal is ignored
+ * @appl: filled with @n appliance indexes; appliances are numbered in the
+ *	order of their lowest rank
+ *
+ * Ranks share an appliance when they reach each other over the mesh: an
+ * appliance is a full mesh, so the relation must be symmetric and every
+ * group a clique (r~s and s~t imply r~t). A rank no other reaches is an
+ * appliance of its own.
+ * Return: the number of appliances, or -1 (@appl then undefined) when the
+ * flags do not form such groups (a mesh link down on one side, a partial
+ * mesh, a miswire).
+ */
+int xnic_coll_appliances(unsigned int n, const uint8_t *mesh, int *appl);
+
+/**
+ * xnic_coll_hier_ok() - whether appliances suit the hierarchical all-reduce
+ * @n: number of ranks
+ * @appl: each rank's appliance (from xnic_coll_appliances())
+ * @nappl: number of appliances
+ *
+ * Return: the ranks per appliance when there are at least two appliances,
+ * each of the same number (>= 2) of ranks; 0 otherwise (one appliance,
+ * one rank each, or unequal sizes: the flat algorithm then runs).
+ */
+unsigned int xnic_coll_hier_ok(unsigned int n, const int *appl, int nappl);
+
 /* ------------------------- immediate data -------------------------- */
 /*
  * Every message is an RDMA WRITE with immediate; the 32-bit immediate

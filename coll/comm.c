@@ -10,7 +10,8 @@
  * through the connection manager (connect.c); the second carries each
  * rank's status once its QPs are connected, so that no rank writes
  * before every peer is ready, and a rank that failed makes the others
- * fail at once.
+ * fail at once. It also carries each rank's row of the mesh matrix, from
+ * which every rank chooses the all-reduce algorithm (hier.c).
  * A rank that fails before the first exchange still takes part in both
  * with its error in the status field. Integers are little-endian.
  */
@@ -34,6 +35,7 @@
  * @chunk: its chunk size, bytes
  * @slots: its slots per channel
  * @rkey: rkey of its scratch region
+ * @algo: the enum xnic_coll_algo it asks for
  * @service: the CM service id it listens on for the ranks above it
  */
 struct xnic_coll_hello {
@@ -46,7 +48,7 @@ struct xnic_coll_hello {
 	uint32_t chunk;
 	uint32_t slots;
 	uint32_t rkey;
-	uint32_t reserved;
+	uint32_t algo;
 	uint64_t service;
 };
 
@@ -64,10 +66,11 @@ struct xnic_coll_hello_peer {
 	uint64_t cp_addr;
 };
 
-/* The second exchange. */
+/* The second exchange; @mesh: xnic_coll_mesh_row(). */
 struct xnic_coll_ready {
 	uint32_t magic;
 	int32_t status;
+	uint8_t mesh[XNIC_COLL_MAX_RANKS / 8];
 };
 
 int xnic_comm_rank(const struct xnic_comm *comm)
@@ -109,6 +112,29 @@ static int xnic_coll_check_cfg(const struct xnic_comm_cfg *cfg)
 	if (cfg->timeout_ms < 0)
 		return xnic_coll_seterr(NULL, -EINVAL,
 					"comm_init: negative timeout");
+	if (cfg->algo < XNIC_COLL_ALGO_AUTO || cfg->algo > XNIC_COLL_ALGO_HIER)
+		return xnic_coll_seterr(NULL, -EINVAL,
+					"comm_init: unknown all-reduce algorithm %d",
+					cfg->algo);
+	return 0;
+}
+
+/* cfg->algo, or for AUTO the environment's XNIC_COLL_ALGO. */
+static int xnic_coll_want_algo(const struct xnic_comm_cfg *cfg, int *algo)
+{
+	const char *e = getenv("XNIC_COLL_ALGO");
+
+	*algo = cfg->algo;
+	if (*algo != XNIC_COLL_ALGO_AUTO || !e || !*e || !strcmp(e, "auto"))
+		return 0;
+	if (!strcmp(e, "flat"))
+		*algo = XNIC_COLL_ALGO_FLAT;
+	else if (!strcmp(e, "hier"))
+		*algo = XNIC_COLL_ALGO_HIER;
+	else
+		return xnic_coll_seterr(NULL, -EINVAL,
+					"comm_init: XNIC_COLL_ALGO is '%.32s', not flat, hier or auto",
+					e);
 	return 0;
 }
 
@@ -122,13 +148,15 @@ static int xnic_coll_alloc(struct xnic_comm *c, unsigned int n)
 	c->nch = calloc(n, sizeof(*c->nch));
 	c->srcs = calloc(n, sizeof(*c->srcs));
 	c->ag_ref = calloc(c->lay.slots, sizeof(*c->ag_ref));
+	c->all = calloc(n, sizeof(*c->all));
 	if (!c->peers || !c->off || !c->len || !c->nch || !c->srcs ||
-	    !c->ag_ref)
+	    !c->ag_ref || !c->all)
 		return -ENOMEM;
 	for (r = 0; r < (int)n; r++) {
 		struct xnic_coll_peer *p = &c->peers[r];
 		int ch;
 
+		c->all[r] = r;
 		if (r == c->rank)
 			continue;
 		p->pi = xnic_coll_peer_index((unsigned int)c->rank,
@@ -164,6 +192,9 @@ static void xnic_coll_free(struct xnic_comm *c)
 	free(c->nch);
 	free(c->srcs);
 	free(c->ag_ref);
+	free(c->all);
+	free(c->local);
+	free(c->across);
 	free(c);
 }
 
@@ -293,6 +324,10 @@ static int xnic_coll_learn(struct xnic_comm *c, const char *all,
 						"rank %d says it is rank %u of %u, we count %d ranks",
 						r, le32toh(h->rank),
 						le32toh(h->nranks), c->nranks);
+		if (le32toh(h->algo) != (uint32_t)c->want_algo)
+			return xnic_coll_seterr(c, -EINVAL,
+						"rank %d asks for all-reduce algorithm %u, we for %d (cfg.algo or XNIC_COLL_ALGO)",
+						r, le32toh(h->algo), c->want_algo);
 		if (le32toh(h->chunk) != c->lay.chunk ||
 		    le32toh(h->slots) != c->lay.slots)
 			return xnic_coll_seterr(c, -EINVAL,
@@ -338,6 +373,7 @@ static void xnic_coll_hello_fill(struct xnic_comm *c, char *blob, int status,
 	h->chunk = htole32((uint32_t)c->lay.chunk);
 	h->slots = htole32(c->lay.slots);
 	h->rkey = htole32(c->mr ? c->mr->rkey : 0);
+	h->algo = htole32((uint32_t)c->want_algo);
 	h->service = htole64(c->service);
 	if (status)
 		return;
@@ -354,9 +390,33 @@ static void xnic_coll_hello_fill(struct xnic_comm *c, char *blob, int status,
 	}
 }
 
+/*
+ * The algorithm, from every rank's mesh row; the flat one without asking
+ * the kernel when the hierarchical one cannot be (fewer than 4 ranks) or
+ * is not wanted.
+ */
+static int xnic_coll_choose(struct xnic_comm *c,
+			    const struct xnic_coll_ready *readies)
+{
+	const size_t rb = XNIC_COLL_MAX_RANKS / 8;
+	uint8_t *rows;
+	int r, err;
+
+	if (c->nranks < 4 || c->want_algo == XNIC_COLL_ALGO_FLAT)
+		return xnic_coll_pick_algo(c, c->want_algo, NULL);
+	rows = malloc((size_t)c->nranks * rb);
+	if (!rows)
+		return xnic_coll_seterr(c, -ENOMEM, "out of memory");
+	for (r = 0; r < c->nranks; r++)
+		memcpy(rows + (size_t)r * rb, readies[r].mesh, rb);
+	err = xnic_coll_pick_algo(c, c->want_algo, rows);
+	free(rows);
+	return err;
+}
+
 /* The two exchanges and the connects; @err is our set-up result. */
 static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
-			      int err)
+			      const char *device, int err)
 {
 	size_t blob = sizeof(struct xnic_coll_hello) +
 		      (size_t)c->nranks * sizeof(struct xnic_coll_hello_peer);
@@ -398,8 +458,11 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 	if (!err)
 		err = xnic_coll_connect_peers(c, services, qpns);
 	/* Every rank joins the second exchange, failed or not. */
+	memset(&ready, 0, sizeof(ready));
 	ready.magic = htole32(XNIC_COLL_MAGIC);
 	ready.status = (int32_t)htole32((uint32_t)err);
+	if (!err && c->nranks >= 4 && c->want_algo != XNIC_COLL_ALGO_FLAT)
+		xnic_coll_mesh_row(c, device, ready.mesh);
 	ret = xnic_coll_allgather(c, bs, &ready, readies, sizeof(ready),
 				  "ready");
 	if (err)
@@ -412,6 +475,8 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 					       "rank %d failed to connect: %s", r,
 					       strerror(-st));
 	}
+	if (!ret)
+		ret = xnic_coll_choose(c, readies);
 out:
 	free(mine);
 	free(all);
@@ -436,6 +501,12 @@ int xnic_comm_init(struct xnic_comm **commp, const struct xnic_comm_cfg *cfg)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return xnic_coll_seterr(NULL, -ENOMEM, "comm_init: out of memory");
+	err = xnic_coll_want_algo(cfg, &c->want_algo);
+	if (err) {
+		free(c);
+		return err;
+	}
+	c->algo = XNIC_COLL_ALGO_FLAT;
 	c->rank = cfg->rank;
 	c->nranks = cfg->nranks;
 	c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : XNIC_COLL_DEF_TIMEOUT;
@@ -462,7 +533,7 @@ int xnic_comm_init(struct xnic_comm **commp, const struct xnic_comm_cfg *cfg)
 		return 0;
 	}
 	err = xnic_coll_setup(c, cfg->device, cfg->tclass);
-	err = xnic_coll_exchange(c, cfg->bootstrap, err);
+	err = xnic_coll_exchange(c, cfg->bootstrap, cfg->device, err);
 	if (err) {
 		char msg[XNIC_COLL_ERRLEN];
 

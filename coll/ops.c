@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libxniccoll - the collectives: all-reduce (direct reduce-scatter +
- * all-gather over the full mesh, pipelined in chunks), broadcast (the
- * root's all-gather alone) and barrier.
+ * all-gather over the full mesh, pipelined in chunks; or hierarchical,
+ * in three such phases), broadcast (the root's all-gather alone) and
+ * barrier.
  *
- * All-reduce on rank `me`, for every chunk c of every shard j (priv.h
- * describes the channels):
+ * A phase runs among a group of ranks (c->grp: all of them, our
+ * appliance's, or the owners of our shard in each appliance) on a segment
+ * of the vector, shared out among the group's members. All-reduce on rank
+ * `me`, for every chunk c of every shard j of the group (priv.h describes
+ * the channels):
  *  1. RS: copy our part of chunk c of shard j into our RS outbox for j
  *     and write it to j's RS inbox for us (j != me);
  *  2. reduce: once every peer's part of chunk c of our shard has landed,
@@ -16,6 +20,17 @@
  *     recvbuf as they land (credits again).
  * The steps run interleaved, as far as slots and credits allow, so the
  * chunks stream through all four at once.
+ *
+ * Hierarchical all-reduce (c->algo XNIC_COLL_ALGO_HIER), three phases:
+ *  0. among our appliance's ranks, on the whole vector: steps 1-2 only;
+ *     our shard's partial sum (our appliance's) lands in recvbuf;
+ *  1. among the ranks that own the same shard in every appliance, on
+ *     that shard: steps 1-4 on the partial sums; recvbuf's shard is then
+ *     the total;
+ *  2. among our appliance's ranks, on the whole vector: steps 3-4 only.
+ * Each phase begins a new sequence number, so the immediates tell the
+ * phases apart; channel counters run on across phases as across
+ * collectives.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -69,8 +84,8 @@ static int xnic_coll_pick(struct xnic_comm *c, struct xnic_coll_job *op,
 	int k, r, best = -1;
 	bool ready;
 
-	for (k = 1; k < c->nranks; k++) {
-		r = (c->rank + k) % c->nranks;
+	for (k = 1; k < c->ngrp; k++) {
+		r = c->grp[(c->gi + k) % c->ngrp];
 		if (full[r])
 			continue;
 		if (ch == XNIC_COLL_CH_RS) {
@@ -114,7 +129,7 @@ static int xnic_coll_rs_send(struct xnic_comm *c, struct xnic_coll_job *op)
 		if (!xnic_coll_may_send(c, n * op->esize))
 			return 0;
 		dst = xnic_coll_at(c, xnic_coll_off_rs_out(&c->lay, p->pi, s));
-		memcpy(dst, op->send + (c->off[best] + p->rs_sent * op->ce) *
+		memcpy(dst, op->src + (c->off[best] + p->rs_sent * op->ce) *
 		       op->esize, n * op->esize);
 		err = xnic_coll_post(c, best, XNIC_COLL_K_RS, s, dst,
 				     (uint32_t)(n * op->esize),
@@ -133,45 +148,53 @@ static int xnic_coll_rs_send(struct xnic_comm *c, struct xnic_coll_job *op)
 	}
 }
 
-/* Whether every peer's part of our next chunk has landed. */
+/* Whether every member's part of our next chunk has landed. */
 static bool xnic_coll_parts_ready(struct xnic_comm *c)
 {
-	int r;
+	int k, r;
 
-	for (r = 0; r < c->nranks; r++) {
-		struct xnic_coll_chan_rx *rx = &c->peers[r].rx[XNIC_COLL_CH_RS];
+	for (k = 0; k < c->ngrp; k++) {
+		struct xnic_coll_chan_rx *rx;
 
+		r = c->grp[k];
+		rx = &c->peers[r].rx[XNIC_COLL_CH_RS];
 		if (r != c->rank && rx->arrived == rx->consumed)
 			return false;
 	}
 	return true;
 }
 
-/* Step 2: reduce (or, at a broadcast root, copy) our next chunks. */
+/*
+ * Step 2: reduce (or, without RS, copy) our next chunks into AG outbox
+ * slots, and the reduced ones into recvbuf.
+ */
 static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
 {
 	unsigned int slots = c->lay.slots, s, rs;
 	size_t n, e0, bytes;
 	char *dst;
-	int r, err;
+	int k, r, err;
 
 	while (op->produced < c->nch[c->rank]) {
 		s = (unsigned int)(c->ag_produced % slots);
-		if (c->ag_ref[s] || (!op->bcast && !xnic_coll_parts_ready(c)))
+		if (c->ag_ref[s] || (op->rs && !xnic_coll_parts_ready(c)))
 			return 0;
 		n = xnic_coll_chunk_len(c->len[c->rank], op->ce, op->produced);
 		e0 = c->off[c->rank] + op->produced * op->ce;
 		bytes = n * op->esize;
 		dst = xnic_coll_at(c, xnic_coll_off_ag_out(&c->lay, s));
-		if (op->bcast) {
-			memcpy(dst, op->send + e0, bytes);
+		if (!op->rs) {
+			memcpy(dst, op->src + e0 * op->esize, bytes);
 		} else {
-			for (r = 0; r < c->nranks; r++) {
-				struct xnic_coll_peer *p = &c->peers[r];
-				struct xnic_coll_chan_rx *rx = &p->rx[XNIC_COLL_CH_RS];
+			for (k = 0; k < c->ngrp; k++) {
+				struct xnic_coll_peer *p;
+				struct xnic_coll_chan_rx *rx;
 
+				r = c->grp[k];
+				p = &c->peers[r];
+				rx = &p->rx[XNIC_COLL_CH_RS];
 				if (r == c->rank) {
-					c->srcs[r] = op->send + e0 * op->esize;
+					c->srcs[k] = op->src + e0 * op->esize;
 					continue;
 				}
 				rs = (unsigned int)(rx->consumed % slots);
@@ -183,7 +206,7 @@ static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
 							  (uint32_t)bytes);
 				if (err)
 					return err;
-				c->srcs[r] = xnic_coll_at(c,
+				c->srcs[k] = xnic_coll_at(c,
 							  xnic_coll_off_rs_in(&c->lay,
 									      p->pi,
 									      rs));
@@ -191,17 +214,18 @@ static int xnic_coll_produce(struct xnic_comm *c, struct xnic_coll_job *op)
 			if (op->dtype == XNIC_COLL_FLOAT32)
 				xnic_coll_reduce_f32((float *)dst,
 						     (const float *const *)c->srcs,
-						     (unsigned int)c->nranks, n);
+						     (unsigned int)c->ngrp, n);
 			else
 				xnic_coll_reduce_bf16((uint16_t *)dst,
 						      (const uint16_t *const *)c->srcs,
-						      (unsigned int)c->nranks, n);
-			for (r = 0; r < c->nranks; r++)
-				if (r != c->rank)
-					c->peers[r].rx[XNIC_COLL_CH_RS].consumed++;
+						      (unsigned int)c->ngrp, n);
+			for (k = 0; k < c->ngrp; k++)
+				if (c->grp[k] != c->rank)
+					c->peers[c->grp[k]].rx[XNIC_COLL_CH_RS].consumed++;
 			memcpy(op->recv + e0 * op->esize, dst, bytes);
 		}
-		c->ag_ref[s] = (uint32_t)(c->nranks - 1);
+		/* Without AG the slot is free again at once. */
+		c->ag_ref[s] = op->ag ? (uint32_t)(c->ngrp - 1) : 0;
 		c->ag_produced++;
 		op->produced++;
 		c->progress = true;
@@ -249,19 +273,22 @@ static int xnic_coll_ag_send(struct xnic_comm *c, struct xnic_coll_job *op)
 	}
 }
 
-/* Step 4: copy the peers' chunks out of our COPY inboxes. */
+/* Step 4: copy the members' chunks out of our COPY inboxes. */
 static int xnic_coll_copy_out(struct xnic_comm *c, struct xnic_coll_job *op)
 {
 	unsigned int slots = c->lay.slots, s;
 	size_t n;
-	int r, err;
+	int k, r, err;
 
-	for (r = 0; r < c->nranks; r++) {
-		struct xnic_coll_peer *p = &c->peers[r];
-		struct xnic_coll_chan_rx *rx = &p->rx[XNIC_COLL_CH_COPY];
+	for (k = 0; k < c->ngrp; k++) {
+		struct xnic_coll_peer *p;
+		struct xnic_coll_chan_rx *rx;
 
+		r = c->grp[k];
 		if (r == c->rank)
 			continue;
+		p = &c->peers[r];
+		rx = &p->rx[XNIC_COLL_CH_COPY];
 		while (p->cp_recvd < c->nch[r] && rx->arrived > rx->consumed) {
 			s = (unsigned int)(rx->consumed % slots);
 			n = xnic_coll_chunk_len(c->len[r], op->ce, p->cp_recvd);
@@ -284,50 +311,79 @@ static int xnic_coll_copy_out(struct xnic_comm *c, struct xnic_coll_job *op)
 	return 0;
 }
 
-static int xnic_coll_op_step(struct xnic_comm *c, struct xnic_coll_req *q)
+/*
+ * The active phase's step: 1 when our part of it is done (every chunk
+ * of ours produced and posted, every member's chunk copied out).
+ */
+static int xnic_coll_phase_step(struct xnic_comm *c, struct xnic_coll_job *op)
 {
-	struct xnic_coll_job *op = &q->job;
 	bool done;
-	int r, err;
+	int k, r, err;
 
 	/* Finished chunks go out before new parts take the budget. */
 	err = xnic_coll_produce(c, op);
-	if (!err)
+	if (!err && op->ag)
 		err = xnic_coll_ag_send(c, op);
-	if (!err && !op->bcast)
+	if (!err && op->rs)
 		err = xnic_coll_rs_send(c, op);
-	if (!err)
+	if (!err && op->ag)
 		err = xnic_coll_copy_out(c, op);
 	if (err)
 		return err;
-	done = op->produced == c->nch[c->rank];
+	/* Every peer: an earlier phase's members may still be owed credits. */
 	for (r = 0; r < c->nranks; r++) {
-		struct xnic_coll_peer *p = &c->peers[r];
-
 		if (r == c->rank)
 			continue;
 		err = xnic_coll_flush_credits(c, r);
 		if (err)
 			return err;
-		if (p->cp_sent != op->produced || p->cp_recvd != c->nch[r] ||
-		    (!op->bcast && p->rs_sent != c->nch[r]))
+	}
+	done = op->produced == c->nch[c->rank];
+	for (k = 0; k < c->ngrp; k++) {
+		struct xnic_coll_peer *p = &c->peers[c->grp[k]];
+
+		r = c->grp[k];
+		if (r == c->rank)
+			continue;
+		if ((op->ag && (p->cp_sent != op->produced ||
+				p->cp_recvd != c->nch[r])) ||
+		    (op->rs && p->rs_sent != c->nch[r]))
 			done = false;
 	}
 	return done;
+}
+
+static void xnic_coll_phase_begin(struct xnic_comm *c, struct xnic_coll_job *op);
+
+static int xnic_coll_op_step(struct xnic_comm *c, struct xnic_coll_req *q)
+{
+	struct xnic_coll_job *op = &q->job;
+	int ret;
+
+	for (;;) {
+		ret = xnic_coll_phase_step(c, op);
+		if (ret <= 0)
+			return ret;
+		if (!op->hier || op->phase == 2)
+			return 1;
+		op->phase++;
+		xnic_coll_phase_begin(c, op);
+	}
 }
 
 static void xnic_coll_op_describe(struct xnic_comm *c, struct xnic_coll_req *q,
 				  char *buf, size_t size)
 {
 	struct xnic_coll_job *op = &q->job;
-	int r;
+	int k, r;
 
-	for (r = 0; r < c->nranks; r++) {
-		struct xnic_coll_peer *p = &c->peers[r];
+	for (k = 0; k < c->ngrp; k++) {
+		struct xnic_coll_peer *p = &c->peers[c->grp[k]];
 
+		r = c->grp[k];
 		if (r == c->rank)
 			continue;
-		if (!op->bcast && op->produced < c->nch[c->rank] &&
+		if (op->rs && op->produced < c->nch[c->rank] &&
 		    p->rx[XNIC_COLL_CH_RS].arrived ==
 		    p->rx[XNIC_COLL_CH_RS].consumed) {
 			snprintf(buf, size,
@@ -335,26 +391,39 @@ static void xnic_coll_op_describe(struct xnic_comm *c, struct xnic_coll_req *q,
 				 r, op->produced, c->nch[c->rank]);
 			return;
 		}
-		if (p->cp_recvd < c->nch[r]) {
+		if (op->ag && p->cp_recvd < c->nch[r]) {
 			snprintf(buf, size,
 				 "waiting for chunk %zu of %zu from rank %d",
 				 p->cp_recvd, c->nch[r], r);
 			return;
 		}
-		if (p->cp_sent < c->nch[c->rank] ||
-		    (!op->bcast && p->rs_sent < c->nch[r])) {
+		if ((op->ag && p->cp_sent < c->nch[c->rank]) ||
+		    (op->rs && p->rs_sent < c->nch[r])) {
 			snprintf(buf, size,
 				 "waiting for rank %d to free slots (credits)", r);
 			return;
 		}
 	}
-	snprintf(buf, size, "waiting for our writes to complete");
+	snprintf(buf, size, "waiting for our writes to complete%s",
+		 op->hier ? (op->phase == 0 ? " (reduce-scatter in our appliance)" :
+			     op->phase == 1 ? " (all-reduce across appliances)" :
+			     " (all-gather in our appliance)") : "");
+}
+
+static bool xnic_coll_in(const int *grp, int n, int r)
+{
+	int k;
+
+	for (k = 0; k < n && grp[k] != r; k++)
+		;
+	return k < n;
 }
 
 /*
  * Whether we still need rank @r: chunks to or from it, or its parts of
  * our shard (a peer that finished had all of ours, so this is exact
- * enough).
+ * enough); in a hierarchical all-reduce, also a rank of a later phase's
+ * group (a rank of neither group may finish, and leave, before us).
  */
 static bool xnic_coll_op_needs(struct xnic_comm *c, struct xnic_coll_req *q,
 			       int r)
@@ -362,35 +431,76 @@ static bool xnic_coll_op_needs(struct xnic_comm *c, struct xnic_coll_req *q,
 	struct xnic_coll_job *op = &q->job;
 	struct xnic_coll_peer *p = &c->peers[r];
 
-	if (p->cp_recvd < c->nch[r] || p->cp_sent < c->nch[c->rank])
+	if (op->hier && ((op->phase < 2 &&
+			  xnic_coll_in(c->local, c->nlocal, r)) ||
+			 (op->phase == 0 && xnic_coll_in(c->across, c->nappl, r))))
 		return true;
-	return !op->bcast && (p->rs_sent < c->nch[r] ||
-			      op->produced < c->nch[c->rank]);
+	if (!xnic_coll_in(c->grp, c->ngrp, r))
+		return false;
+	if (op->ag && (p->cp_recvd < c->nch[r] || p->cp_sent < c->nch[c->rank]))
+		return true;
+	return op->rs && (p->rs_sent < c->nch[r] ||
+			  op->produced < c->nch[c->rank]);
 }
 
-/* The active collective's shards, chunk counts and channel counters. */
-static void xnic_coll_op_begin(struct xnic_comm *c, struct xnic_coll_req *q)
+/*
+ * Start the job's current phase: its group, what it does, its shards
+ * (those of the group's members, in group order, over the phase's
+ * segment), chunk counts and per-peer counters.
+ */
+static void xnic_coll_phase_begin(struct xnic_comm *c, struct xnic_coll_job *op)
 {
-	struct xnic_coll_job *op = &q->job;
-	int r;
+	size_t seg_off = 0, seg_len = op->count, o, l;
+	int k, r;
 
 	c->seq++;
 	op->produced = 0;
 	op->ag_base = c->ag_produced;
-	for (r = 0; r < c->nranks; r++) {
-		if (op->bcast) {
-			c->off[r] = 0;
-			c->len[r] = r == op->root ? op->count : 0;
+	op->rs = !op->bcast && op->phase < 2;
+	op->ag = op->phase != 0 || !op->hier;
+	op->src = op->phase ? op->recv : op->send;
+	c->grp = c->all;
+	c->ngrp = c->nranks;
+	c->gi = c->rank;
+	if (op->hier) {
+		if (op->phase == 1) {
+			xnic_coll_shard(op->count, (unsigned int)c->nlocal,
+					(unsigned int)c->li, &seg_off, &seg_len);
+			c->grp = c->across;
+			c->ngrp = c->nappl;
 		} else {
-			xnic_coll_shard(op->count, (unsigned int)c->nranks,
-					(unsigned int)r, &c->off[r],
-					&c->len[r]);
+			c->grp = c->local;
+			c->ngrp = c->nlocal;
 		}
+	}
+	for (r = 0; r < c->nranks; r++) {
+		c->off[r] = 0;
+		c->len[r] = 0;
 		c->peers[r].rs_sent = 0;
 		c->peers[r].cp_sent = 0;
 		c->peers[r].cp_recvd = 0;
-		c->nch[r] = xnic_coll_nchunks(c->len[r], op->ce);
 	}
+	for (k = 0; k < c->ngrp; k++) {
+		r = c->grp[k];
+		if (r == c->rank)
+			c->gi = k;
+		if (op->bcast) {
+			c->len[r] = r == op->root ? op->count : 0;
+		} else {
+			xnic_coll_shard(seg_len, (unsigned int)c->ngrp,
+					(unsigned int)k, &o, &l);
+			c->off[r] = seg_off + o;
+			c->len[r] = l;
+		}
+	}
+	for (r = 0; r < c->nranks; r++)
+		c->nch[r] = xnic_coll_nchunks(c->len[r], op->ce);
+}
+
+static void xnic_coll_op_begin(struct xnic_comm *c, struct xnic_coll_req *q)
+{
+	q->job.phase = 0;
+	xnic_coll_phase_begin(c, &q->job);
 }
 
 static const struct xnic_coll_waiter xnic_coll_op_waiter = {
@@ -461,6 +571,7 @@ int xnic_allreduce_start(struct xnic_comm *comm, const void *sendbuf,
 	q = xnic_coll_req_new(comm, "allreduce", w);
 	if (!q)
 		return -ENOMEM;
+	q->job.hier = comm->algo == XNIC_COLL_ALGO_HIER;
 	q->job.dtype = dtype;
 	q->job.esize = esize;
 	q->job.count = count;

@@ -34,7 +34,7 @@
 #include "coll_logic.h"
 
 #define XNIC_COLL_MAGIC		0x58434f4cU	/* "XCOL" */
-#define XNIC_COLL_VERSION	2U
+#define XNIC_COLL_VERSION	3U
 #define XNIC_COLL_MAX_SLOTS	64U
 #define XNIC_COLL_SQ_DEPTH	64U
 #define XNIC_COLL_RQ_DEPTH	64U
@@ -125,6 +125,7 @@ struct xnic_coll_peer {
 /**
  * struct xnic_coll_job - one all-reduce or broadcast in progress
  * @bcast: a broadcast (no RS step; the root produces by copying)
+ * @hier: a hierarchical all-reduce (three phases, see ops.c)
  * @dtype: enum xnic_coll_dtype (all-reduce)
  * @esize: bytes per element (1 for a broadcast)
  * @count: elements (all-reduce) or bytes (broadcast)
@@ -132,11 +133,16 @@ struct xnic_coll_peer {
  * @send: input (all-reduce) or the root's buffer
  * @recv: output
  * @ce: elements per chunk
+ * @phase: the phase running (0 for the one-phase collectives)
+ * @rs: this phase reduces (RS parts in, our shard reduced)
+ * @ag: this phase all-gathers (our shard out, the others' in)
+ * @src: this phase's input: @send, or @recv once it holds partial sums
  * @produced: chunks of our shard reduced (or copied, at the root)
- * @ag_base: c->ag_produced when the collective began
+ * @ag_base: c->ag_produced when the phase began
  */
 struct xnic_coll_job {
 	bool bcast;
+	bool hier;
 	int dtype;
 	size_t esize;
 	size_t count;
@@ -144,6 +150,10 @@ struct xnic_coll_job {
 	const char *send;
 	char *recv;
 	size_t ce;
+	int phase;
+	bool rs;
+	bool ag;
+	const char *src;
 	size_t produced;
 	uint64_t ag_base;
 };
@@ -217,10 +227,22 @@ struct xnic_coll_req {
  * @max_inflight: limit of @inflight; one write always goes
  * @seq: collectives started (all kinds)
  * @barriers: barriers started
- * @off: this collective: first element of each rank's shard
- * @len: this collective: elements of each rank's shard
- * @nch: this collective: chunks of each rank's shard
- * @srcs: reduction sources, one per rank
+ * @want_algo: the enum xnic_coll_algo asked for (cfg or environment)
+ * @algo: XNIC_COLL_ALGO_FLAT or XNIC_COLL_ALGO_HIER (all-reduce)
+ * @nappl: appliances the ranks are on (0: not known)
+ * @all: every rank, in order (the group of the one-phase collectives)
+ * @local: hierarchical: the ranks of our appliance, in rank order
+ * @across: hierarchical: the rank at our index of @local in each
+ *	appliance, in appliance order (ours included)
+ * @nlocal: ranks in @local
+ * @li: our index in @local
+ * @grp: this phase: the ranks taking part (@all, @local or @across)
+ * @ngrp: their number
+ * @gi: our index in @grp
+ * @off: this phase: first element of each rank's shard (0 outside @grp)
+ * @len: this phase: elements of each rank's shard (0 outside @grp)
+ * @nch: this phase: chunks of each rank's shard
+ * @srcs: reduction sources, one per member of @grp
  * @head: the active request, then the queued ones in start order
  * @tail: the last queued request
  * @last_ns: when the active request last made progress
@@ -256,6 +278,17 @@ struct xnic_comm {
 	uint64_t max_inflight;
 	unsigned int seq;
 	uint64_t barriers;
+	int want_algo;
+	int algo;
+	int nappl;
+	int *all;
+	int *local;
+	int *across;
+	int nlocal;
+	int li;
+	const int *grp;
+	int ngrp;
+	int gi;
 	size_t *off;
 	size_t *len;
 	size_t *nch;
@@ -289,6 +322,15 @@ int xnic_coll_fail(struct xnic_comm *c, int err);
 int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
 			unsigned int kind, uint32_t imm, uint64_t idx,
 			uint32_t len, uint32_t want_len);
+
+/* mesh_nl.c */
+int xnic_coll_mesh_nodes(const char *device, uint32_t *nodes,
+			 unsigned int max);
+
+/* hier.c */
+int xnic_coll_pick_algo(struct xnic_comm *c, int want, const uint8_t *mesh);
+void xnic_coll_mesh_row(struct xnic_comm *c, const char *device,
+			uint8_t *row);
 
 /* connect.c */
 int xnic_coll_listen(struct xnic_comm *c, uint64_t *service);

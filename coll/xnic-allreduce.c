@@ -8,9 +8,12 @@
  * seed, runs the all-reduce, and checks every element of its result
  * against a reference it computes on its own, in double, from the seeds
  * of all ranks: exactly for small-integer inputs, else within a bound
- * that follows from the data type and N. Prints the time, the algorithm
+ * that follows from the data type and N; and that every rank's result is
+ * bit-identical (a hash of each). Prints the time, the algorithm
  * bandwidth (bytes / time) and the bus bandwidth (algbw * 2(N-1)/N), as
- * nccl-tests define them; exits non-zero on any mismatch or error.
+ * nccl-tests define them, and the algorithm the communicator chose (flat
+ * or hierarchical, on how many appliances); exits non-zero on any
+ * mismatch or error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -62,6 +65,7 @@ struct opts {
 	size_t bcast;
 	bool json;
 	int concurrent;
+	int algo;
 };
 
 #define MAX_CONCURRENT	8
@@ -73,6 +77,9 @@ struct rank_result {
 	double secs[MAX_ITERS];
 	double cpu;		/* CPU seconds spent in the timed calls */
 	uint64_t mismatches;
+	uint64_t hash;		/* of the result's bytes */
+	int algo;		/* xnic_comm_algo() */
+	int appliances;
 	uint64_t first_bad;
 	double got, want, tol;
 	int bcast_ok;
@@ -110,6 +117,8 @@ static void usage(FILE *f)
 "                        with xnic_allreduce_start() and finished with\n"
 "                        xnic_coll_waitall() (default 1: xnic_allreduce());\n"
 "                        each gets 1/K of the default --max-inflight\n"
+"  --algo auto|flat|hier all-reduce algorithm (default auto: hierarchical\n"
+"                        when the ranks form 2 or more equal appliances)\n"
 "  --json                one JSON line instead of the text report\n",
 		prog);
 }
@@ -145,6 +154,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "concurrent", required_argument, NULL, 'K' },
 		{ "bootstrap", required_argument, NULL, 'B' },
 		{ "service", required_argument, NULL, 'V' },
+		{ "algo", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -234,6 +244,17 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'V':
 			o->service = parse_size(optarg, "--service");
+			break;
+		case 'A':
+			if (!strcmp(optarg, "auto"))
+				o->algo = XNIC_COLL_ALGO_AUTO;
+			else if (!strcmp(optarg, "flat"))
+				o->algo = XNIC_COLL_ALGO_FLAT;
+			else if (!strcmp(optarg, "hier"))
+				o->algo = XNIC_COLL_ALGO_HIER;
+			else
+				die("--algo must be auto, flat or hier, not '%s'",
+				    optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -340,7 +361,9 @@ static void fill_input(void *buf, const struct opts *o, int rank)
  * Integer inputs: exact. f32: rank-order float sums err by at most
  * (N-1) * 2^-24 * sum|x|; we allow N * 2^-24 * sum|x|. bf16: the sum of
  * the bf16 inputs in float plus one rounding to bf16, at most half a
- * bf16 ulp of the exact sum (2^(e-9) for a sum in [2^(e-1), 2^e)).
+ * bf16 ulp of the exact sum (2^(e-9) for a sum in [2^(e-1), 2^e)); the
+ * hierarchical algorithm also rounds each appliance's partial sum to
+ * bf16, at most half an ulp of each, 2^-8 * sum|x| in all.
  */
 struct reference {
 	double *want;
@@ -348,7 +371,7 @@ struct reference {
 };
 
 static void reference_slice(const struct reference *ref, const struct opts *o,
-			    int rank)
+			    int rank, bool hier)
 {
 	size_t lo = o->count / (size_t)o->nodes * (size_t)rank, hi, i;
 	uint64_t keys[XNIC_COLL_MAX_RANKS];
@@ -372,6 +395,8 @@ static void reference_slice(const struct reference *ref, const struct opts *o,
 				frexp(want, &e);
 				tol += ldexp(1.0, e - 9);
 			}
+			if (o->dtype == XNIC_COLL_BFLOAT16 && hier)
+				tol += ldexp(mag, -8);
 		}
 		ref->want[i] = want;
 		ref->tol[i] = (float)tol;
@@ -395,6 +420,10 @@ static void check_result(const void *buf, const struct opts *o,
 			res->tol = ref->tol[i];
 		}
 	}
+	res->hash = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	for (i = 0; i < o->count * xnic_coll_dtype_size(o->dtype); i++)
+		res->hash = (res->hash ^ ((const unsigned char *)buf)[i]) *
+			    0x100000001b3ULL;
 	if (res->mismatches) {
 		res->status = 1;
 		snprintf(res->msg, sizeof(res->msg),
@@ -552,6 +581,7 @@ static int run_rank(const struct opts *o, int rank,
 		.spin_us = o->spin_us,
 		.max_inflight = o->max_inflight_set && !o->max_inflight ?
 				SIZE_MAX : o->max_inflight,
+		.algo = o->algo,
 	};
 
 	/* K communicators share the rank's budget of bytes in flight. */
@@ -585,6 +615,7 @@ static int run_rank(const struct opts *o, int rank,
 		err = fail(res, "communicator", err, NULL);
 		goto out;
 	}
+	res->algo = xnic_comm_algo(comm, &res->appliances);
 
 	send = malloc(bytes ? bytes : 1);
 	recv = o->inplace ? send : malloc(bytes ? bytes : 1);
@@ -618,7 +649,8 @@ static int run_rank(const struct opts *o, int rank,
 	 */
 	err = xnic_barrier(comm);
 	if (!err) {
-		reference_slice(ref, o, rank);
+		reference_slice(ref, o, rank,
+				res->algo == XNIC_COLL_ALGO_HIER);
 		err = xnic_barrier(comm);
 	}
 	if (err) {
@@ -648,6 +680,11 @@ out:
 static const char *dtype_name(int dtype)
 {
 	return dtype == XNIC_COLL_FLOAT32 ? "f32" : "bf16";
+}
+
+static const char *algo_name(int algo)
+{
+	return algo == XNIC_COLL_ALGO_HIER ? "hier" : "flat";
 }
 
 int main(int argc, char **argv)
@@ -705,6 +742,16 @@ int main(int argc, char **argv)
 		if (res[r].status > worst)
 			worst = res[r].status;
 	}
+	for (r = 1; r < o.nodes && !bad; r++) {
+		if (res[r].hash == res[0].hash)
+			continue;
+		res[r].status = 1;
+		snprintf(res[r].msg, sizeof(res[r].msg),
+			 "its result differs from rank 0's (hash %#" PRIx64 " vs %#" PRIx64 ")",
+			 res[r].hash, res[0].hash);
+		bad++;
+		worst = worst > 1 ? worst : 1;
+	}
 	for (it = 0; it < o.iters && !bad; it++) {
 		double m = 0;
 
@@ -724,17 +771,21 @@ int main(int argc, char **argv)
 		       "\"inplace\":%s,\"values\":\"%s\",\"iters\":%d,"
 		       "\"time_us\":%.1f,\"best_us\":%.1f,"
 		       "\"algbw_MBps\":%.2f,\"busbw_MBps\":%.2f,"
-		       "\"rank_cpu_us\":%.1f,\"result\":\"%s\"}\n",
+		       "\"rank_cpu_us\":%.1f,\"algo\":\"%s\",\"appliances\":%d,"
+		       "\"result\":\"%s\"}\n",
 		       o.nodes, o.count, dtype_name(o.dtype), bytes,
 		       o.inplace ? "true" : "false",
 		       o.values == VALUES_INT ? "int" : "real", o.iters,
 		       avg * 1e6, best * 1e6, algbw, busbw, cpu * 1e6,
+		       algo_name(res[0].algo), res[0].appliances,
 		       bad ? "FAIL" : "PASS");
 	} else {
 		printf("allreduce %s: %d nodes, %zu elements (%zu bytes)%s, %s values: ",
 		       dtype_name(o.dtype), o.nodes, o.count, bytes,
 		       o.inplace ? " in place" : "",
 		       o.values == VALUES_INT ? "integer" : "real");
+		printf("%s algorithm (%d appliances): ", algo_name(res[0].algo),
+		       res[0].appliances);
 		if (bad)
 			printf("FAIL\n");
 		else

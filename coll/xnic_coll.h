@@ -72,6 +72,22 @@ enum xnic_coll_op {
 	XNIC_COLL_SUM = 0,
 };
 
+/**
+ * enum xnic_coll_algo - all-reduce algorithms (Documentation/collective.rst)
+ * @XNIC_COLL_ALGO_AUTO: hierarchical when the ranks sit on two or more
+ *	appliances of equally many (>= 2) ranks, else flat; the environment
+ *	variable XNIC_COLL_ALGO ("flat", "hier" or "auto") overrides it
+ * @XNIC_COLL_ALGO_FLAT: direct reduce-scatter + all-gather among all ranks
+ * @XNIC_COLL_ALGO_HIER: reduce-scatter inside each appliance over its
+ *	mesh, all-reduce of each shard across the appliances among the ranks
+ *	that own it, all-gather inside each appliance
+ */
+enum xnic_coll_algo {
+	XNIC_COLL_ALGO_AUTO = 0,
+	XNIC_COLL_ALGO_FLAT = 1,
+	XNIC_COLL_ALGO_HIER = 2,
+};
+
 /* ============================ bootstrap ============================ */
 
 struct xnic_bootstrap;
@@ -191,6 +207,11 @@ struct xnic_comm;
  *	XNIC_TCLASS_BULK 1); xnic_comm_init() fails with -EINVAL for a class
  *	the device does not have. Communicators of one process on separate
  *	classes let urgent collectives pass bulk ones on the links.
+ * @algo: enum xnic_coll_algo for all-reduces (0: AUTO). Same on every
+ *	rank. Appliances are found from the kernel: two ranks share one when
+ *	each reaches the other's node over a mesh link (a member link on
+ *	which that node alone is heard). HIER on ranks that do not form
+ *	equal appliances fails with -EINVAL.
  */
 struct xnic_comm_cfg {
 	int rank;
@@ -203,6 +224,7 @@ struct xnic_comm_cfg {
 	unsigned int spin_us;
 	size_t max_inflight;
 	unsigned int tclass;
+	int algo;
 };
 
 /**
@@ -247,6 +269,18 @@ int xnic_comm_rank(const struct xnic_comm *comm);
 int xnic_comm_nranks(const struct xnic_comm *comm);
 
 /**
+ * xnic_comm_algo() - the all-reduce algorithm a communicator runs
+ * @comm: communicator
+ * @appliances: if not NULL, set to the number of appliances its ranks
+ *	were found on (a rank without mesh peers counts as one); 0 when not
+ *	known: the kernel was not asked (fewer than 4 ranks, or the flat
+ *	algorithm forced), could not answer, or the mesh links do not group
+ *	the ranks (a partial mesh, a mesh link down on one side)
+ * Return: XNIC_COLL_ALGO_FLAT or XNIC_COLL_ALGO_HIER.
+ */
+int xnic_comm_algo(const struct xnic_comm *comm, int *appliances);
+
+/**
  * xnic_comm_strerror() - what the last failure was
  * @comm: communicator, or NULL for the calling thread's last failure
  *	(the only way to learn why xnic_comm_init() failed)
@@ -276,12 +310,16 @@ size_t xnic_coll_dtype_size(int dtype);
  * @dtype: enum xnic_coll_dtype
  * @op: enum xnic_coll_op
  *
- * Direct reduce-scatter + all-gather over the full mesh, pipelined in
- * chunks: rank j owns the j-th of nranks near-equal shards, every rank
- * RDMA-writes its part of shard j to rank j, rank j sums the parts (in
- * rank order, in float32) and writes the result to every rank. Every
- * rank ends with bit-identical results. Buffers must be aligned to the
- * element size.
+ * Flat (XNIC_COLL_ALGO_FLAT): direct reduce-scatter + all-gather over
+ * the full mesh, pipelined in chunks: rank j owns the j-th of nranks
+ * near-equal shards, every rank RDMA-writes its part of shard j to rank
+ * j, rank j sums the parts (in rank order, in float32) and writes the
+ * result to every rank. Hierarchical (XNIC_COLL_ALGO_HIER): the same
+ * inside each appliance without the all-gather (partial sums in rank
+ * order, rounded to the data type), then the same among the ranks that
+ * own one shard in each appliance (partials summed in appliance order),
+ * then an all-gather inside each appliance. Every rank ends with
+ * bit-identical results. Buffers must be aligned to the element size.
  * Return: 0; -EINVAL for bad arguments; -ETIMEDOUT; -EPROTO when the
  * ranks' calls do not match; -EIO for a failed completion; -errno of a
  * post or wait.

@@ -2,8 +2,9 @@
 /*
  * Unit tests of the collective library's pure logic (coll/coll_logic.c):
  * shard boundaries, the chunk schedule, immediates, credits, the scratch
- * region layout, bfloat16 conversion and rounding, and the reduction
- * kernels. Run on the host under ASan and UBSan.
+ * region layout, bfloat16 conversion and rounding, the reduction kernels,
+ * and the grouping of ranks into appliances. Run on the host under ASan
+ * and UBSan.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -390,6 +391,58 @@ TEST(reduce_bf16_rounds_once)
 	EXPECT_EQ(0x3f81, dst[0]);
 	for (s = 0; s < 8; s++)
 		free(src[s]);
+}
+
+/* A mesh matrix where ranks of equal @grp reach each other. */
+static void mesh_of(unsigned int n, const int *grp, uint8_t *m)
+{
+	unsigned int r, s;
+
+	for (r = 0; r < n; r++)
+		for (s = 0; s < n; s++)
+			m[r * n + s] = r != s && grp[r] == grp[s];
+}
+
+TEST(appliances_from_the_mesh)
+{
+	static const int g2x3[] = { 5, 5, 5, 2, 2, 2 };
+	static const int inter[] = { 1, 0, 1, 0, 1, 0 };
+	static const int uneq[] = { 0, 0, 0, 1, 1 };
+	uint8_t m[64];
+	int appl[8], r;
+
+	mesh_of(6, g2x3, m);
+	ASSERT_EQ(2, xnic_coll_appliances(6, m, appl));
+	for (r = 0; r < 6; r++)
+		EXPECT_EQ(r < 3 ? 0 : 1, appl[r]);	/* by lowest rank */
+	EXPECT_EQ(3U, xnic_coll_hier_ok(6, appl, 2));
+	mesh_of(6, inter, m);
+	ASSERT_EQ(2, xnic_coll_appliances(6, m, appl));
+	for (r = 0; r < 6; r++)
+		EXPECT_EQ(r & 1, appl[r]);
+	EXPECT_EQ(3U, xnic_coll_hier_ok(6, appl, 2));
+	/* unequal sizes, one appliance, one rank each: flat */
+	mesh_of(5, uneq, m);
+	ASSERT_EQ(2, xnic_coll_appliances(5, m, appl));
+	EXPECT_EQ(0U, xnic_coll_hier_ok(5, appl, 2));
+	memset(m, 1, sizeof(m));
+	ASSERT_EQ(1, xnic_coll_appliances(4, m, appl));
+	EXPECT_EQ(0U, xnic_coll_hier_ok(4, appl, 1));
+	memset(m, 0, sizeof(m));
+	ASSERT_EQ(4, xnic_coll_appliances(4, m, appl));
+	EXPECT_EQ(0U, xnic_coll_hier_ok(4, appl, 4));
+	/* one side does not see the other: no grouping */
+	mesh_of(6, g2x3, m);
+	m[1 * 6 + 2] = 0;
+	EXPECT_EQ(-1, xnic_coll_appliances(6, m, appl));
+	/* r~s, s~t, not r~t (a partial mesh) */
+	mesh_of(6, g2x3, m);
+	m[0 * 6 + 2] = m[2 * 6 + 0] = 0;
+	EXPECT_EQ(-1, xnic_coll_appliances(6, m, appl));
+	/* a mesh link across appliances */
+	mesh_of(6, g2x3, m);
+	m[0 * 6 + 3] = m[3 * 6 + 0] = 1;
+	EXPECT_EQ(-1, xnic_coll_appliances(6, m, appl));
 }
 
 TEST_HARNESS_MAIN
