@@ -27,6 +27,15 @@ struct xnic_coll_mesh_dump {
 	bool overflow;
 };
 
+/* What is read of a reply: unlisted attributes are not looked at. */
+static struct nla_policy xnic_coll_reply_policy[XNIC_A_MAX + 1] = {
+	[XNIC_A_LINK] = { .type = NLA_NESTED },
+};
+
+static struct nla_policy xnic_coll_link_policy[XNIC_LINK_A_MAX + 1] = {
+	[XNIC_LINK_A_PEERS] = { .type = NLA_NESTED },
+};
+
 /* One link: its peer, when it has exactly one. */
 static int xnic_coll_mesh_link_cb(struct nl_msg *msg, void *arg)
 {
@@ -36,12 +45,17 @@ static int xnic_coll_mesh_link_cb(struct nl_msg *msg, void *arg)
 	unsigned int k;
 	int rem, peers = 0;
 
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, XNIC_A_MAX, NULL) ||
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, XNIC_A_MAX,
+			  xnic_coll_reply_policy) ||
 	    !tb[XNIC_A_LINK] ||
-	    nla_parse_nested(l, XNIC_LINK_A_MAX, tb[XNIC_A_LINK], NULL) ||
+	    nla_parse_nested(l, XNIC_LINK_A_MAX, tb[XNIC_A_LINK],
+			     xnic_coll_link_policy) ||
 	    !l[XNIC_LINK_A_PEERS])
 		return NL_SKIP;
 	nla_for_each_nested(a, l[XNIC_LINK_A_PEERS], rem) {
+		if (nla_type(a) != XNIC_LINK_A_PEER_NODE ||
+		    nla_len(a) < (int)sizeof(uint32_t))
+			continue;
 		node = nla_get_u32(a);
 		peers++;
 	}
