@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# xnic_validate_test.sh - tools/xnic-validate in the test VM (root), in
+# its short mode (--quick: fewer iterations, a 3 s stability run, a 2 MiB
+# all-reduce):
+#  1. a good mesh, stages 2 -> 4: exit 0, PASS, and a JSON with both
+#     stages holding positive figures (RTT, latency, bandwidth, the load
+#     of the stability run, busbw), no frame dropped, no CRC error, the
+#     retransmission counts; the plot is a PNG, or the JSON says why
+#     there is none;
+#  2. faults injected (--inject, the tool's test hook), each failing,
+#     exit 1, with the right gate named on the last line:
+#       a miswired mesh (a link missing) -> gate links at 2 nodes;
+#       a lossy link (netem, 3 % lost: frames dropped; the only link
+#       between the two nodes, so that the bond cannot steer around it)
+#                                        -> gate stability at 2 nodes;
+#       a slow link (tbf, 8 Mbit/s, the only link between nodes 1 and 2
+#       of 3)                            -> gate bandwidth at 3 nodes.
+# The good run widens the two knee factors (--lat-factor, --busbw-factor):
+# on a loaded shared host one xnic-perf run's 8 B median is 15 us or 4-9
+# ms (a vCPU waiting for a scheduler tick per round trip; measured), and
+# this test checks the gates' mechanics, not the host's scheduling.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+KSFT_SKIP=4
+[[ -x tools/xnictl && -x tools/xnic-perf && -x tools/xnic-coll-rank ]] ||
+	{ echo "SKIP: tools not built"; exit $KSFT_SKIP; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+V=(tools/xnic-validate --quick --stability 3 --size-mib 2)
+
+# 1. A good mesh.
+start=$SECONDS
+XNIC_VM=1 "${V[@]}" --stages 2,4 --lat-factor 1000 --busbw-factor 100 \
+	--json "$tmp/good.json" >"$tmp/good.out" 2>&1
+rc=$?
+sed 's/^/#   /' "$tmp/good.out"
+python3 - "$tmp/good.json" "$rc" <<'PY' || fail=1
+import json, sys
+rc = int(sys.argv[2])
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print("not ok: good mesh: no JSON (exit %d): %s" % (rc, e))
+    sys.exit(1)
+bad = []
+if rc != 0 or r["result"] != "PASS" or r["first_failed_gate"]:
+    bad.append("exit %d, %s, %s" % (rc, r["result"], r["first_failed_gate"]))
+if [s["nodes"] for s in r["stages"]] != [2, 4]:
+    bad.append("stages %s" % [s["nodes"] for s in r["stages"]])
+for s in r["stages"]:
+    for k in ("rtt_us_max", "lat_8B_us_median", "bw_1MiB_MBps_median",
+              "bw_1MiB_MBps_min", "load_MBps", "busbw_MBps"):
+        if not isinstance(s[k], (int, float)) or s[k] <= 0:
+            bad.append("%d nodes: %s = %r" % (s["nodes"], k, s[k]))
+    for k in ("drops", "crc_errors"):
+        if s[k] != 0:
+            bad.append("%d nodes: %s = %r" % (s["nodes"], k, s[k]))
+    for k in ("retransmits", "duplicates", "lost_retransmits_ppm"):
+        if not isinstance(s[k], (int, float)) or s[k] < 0:
+            bad.append("%d nodes: %s = %r" % (s["nodes"], k, s[k]))
+    if s["links"] != 2 * s["nodes"] * (s["nodes"] - 1) // 2:
+        bad.append("%d nodes: %d links measured" % (s["nodes"], s["links"]))
+    if not all(v is None for v in s["gates"].values()):
+        bad.append("%d nodes: gates %s" % (s["nodes"], s["gates"]))
+if not r["plot"] and not r["plot_error"]:
+    bad.append("neither a plot nor why not")
+if r["plot"]:
+    with open(r["plot"], "rb") as f:
+        if f.read(8) != b"\x89PNG\r\n\x1a\n":
+            bad.append("%s is not a PNG" % r["plot"])
+for b in bad:
+    print("not ok: good mesh: " + b)
+if not bad:
+    print("ok: good mesh 2 -> 4 PASS: busbw %s MB/s, bandwidth %s MB/s" % (
+        [s["busbw_MBps"] for s in r["stages"]],
+        [s["bw_1MiB_MBps_median"] for s in r["stages"]]))
+sys.exit(1 if bad else 0)
+PY
+echo "# good mesh: $((SECONDS - start)) s"
+
+# 2. expect GATE NODES -- ARGS: xnic-validate ARGS exits 1 and its last
+# line names GATE at NODES nodes.
+expect() {
+	local g=$1 n=$2 rc last
+	shift 3
+	start=$SECONDS
+	XNIC_VM=1 "${V[@]}" "$@" >"$tmp/out" 2>&1
+	rc=$?
+	last=$(tail -n 1 "$tmp/out")
+	if ((rc == 1)) && [[ $last == "FAIL: gate $g at $n nodes: "* ]]; then
+		echo "ok: ${*: -1}: $last ($((SECONDS - start)) s)"
+	else
+		echo "not ok: ${*: -1}: exit $rc, expected 1 and gate $g at $n nodes"
+		sed 's/^/#   /' "$tmp/out"
+		fail=1
+	fi
+}
+expect links 2 -- --stages 2,4 --inject miswire:missing:0:1
+expect stability 2 -- --stages 2,4 --links-per-peer 1 --inject loss:0-1:3
+expect bandwidth 3 -- --stages 3 --links-per-peer 1 --inject cap:1-2:8mbit
+exit $fail
