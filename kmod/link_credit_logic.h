@@ -184,7 +184,8 @@ static inline __u32 xnic_lcr_rx_grant(struct xnic_lcr_rx *r, __u32 window)
 {
 	__u32 limit = r->rcvd + window;
 
-	if (xnic_psn_before(r->adv, limit)) {
+	/* Ahead by 1..2^31 - 1 only: at 2^31 "before" holds both ways. */
+	if (xnic_psn_diff(limit, r->adv) > 0) {
 		r->advertised += limit - r->adv;
 		r->adv = limit;
 	}
@@ -205,7 +206,7 @@ static inline bool xnic_lcr_rx_due(const struct xnic_lcr_rx *r,
 	__u32 limit = r->rcvd + window;
 	__u32 half = window / 2 ? window / 2 : 1;
 
-	return xnic_psn_before(r->adv, limit) && limit - r->adv >= half;
+	return xnic_psn_diff(limit, r->adv) > 0 && limit - r->adv >= half;
 }
 
 /**
@@ -240,7 +241,7 @@ static inline __u32 xnic_lcr_rx_sync(struct xnic_lcr_rx *r, __u32 epoch,
 	if (r->sync_ns && now_ns >= r->sync_ns &&
 	    now_ns - r->sync_ns < age)
 		return 0;
-	if (r->sync_ns && xnic_psn_before(r->rcvd, r->sync) &&
+	if (r->sync_ns && xnic_psn_diff(r->sync, r->rcvd) > 0 &&
 	    xnic_psn_diff(r->sync, r->rcvd) <= (__s32)XNIC_LCR_MAX_WINDOW) {
 		lost = r->sync - r->rcvd;
 		r->rcvd = r->sync;

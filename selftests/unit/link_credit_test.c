@@ -161,6 +161,26 @@ TEST(hostile_sync_is_bounded)
 	EXPECT_EQ(0, xnic_lcr_rx_sync(&r, 4, 0x40000000U,
 				      (3 + XNIC_LCR_RESYNC_MS) * MS));
 	EXPECT_EQ(0, r.rcvd);
+	/* half the sequence space away is "before" both ways: ignored too
+	 * (fuzz_credit found a resync by 2^31 and then a grant moving back)
+	 */
+	xnic_lcr_rx_sync(&r, 4, 0x80000000U,
+			 (4 + 2 * XNIC_LCR_RESYNC_MS) * MS);
+	EXPECT_EQ(0, xnic_lcr_rx_sync(&r, 4, 0x80000000U,
+				      (5 + 3 * XNIC_LCR_RESYNC_MS) * MS));
+	EXPECT_EQ(0, r.rcvd);
+	EXPECT_EQ(0, r.lost);
+}
+
+TEST(grant_ignores_a_limit_half_the_space_away)
+{
+	struct xnic_lcr_rx r = { 0 };
+
+	r.epoch = 1;
+	r.adv = 262;
+	r.rcvd = 0x80000000U;
+	EXPECT_EQ(262, xnic_lcr_rx_grant(&r, 262));
+	EXPECT_FALSE(xnic_lcr_rx_due(&r, 262));
 }
 
 TEST(late_frame_after_resync_not_counted)
