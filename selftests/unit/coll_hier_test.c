@@ -34,9 +34,8 @@ struct topo {
 };
 
 struct hrank {
+	SIM_RANK_HEAD;
 	const struct topo *t;
-	struct mem_bs_shared *sh;
-	int rank;
 	int init_ret;
 	int ret;
 	int algo;
@@ -301,35 +300,14 @@ out:
 static void hrun(struct __test_metadata *_metadata, const struct topo *t,
 		 struct hrank *args)
 {
-	struct mem_bs_shared sh = {
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
-		.nranks = t->nranks,
-	};
-	pthread_t eng, th[MAXR];
-	int r, k;
+	int r;
 
 	sim_appl = t->appl;
 	sim_ndev = t->nranks;
 	sim_mesh_fail = t->mesh_fail;
-	atomic_store(&sim_stop, false);
-	atomic_store(&sim_errors, 0);
-	ASSERT_EQ(0, pthread_create(&eng, NULL, sim_engine, NULL));
-	for (r = 0; r < t->nranks; r++) {
-		memset(&args[r], 0, sizeof(args[r]));
-		args[r].t = t;
-		args[r].sh = &sh;
-		args[r].rank = r;
-		ASSERT_EQ(0, pthread_create(&th[r], NULL, hrank_main, &args[r]));
-	}
 	for (r = 0; r < t->nranks; r++)
-		pthread_join(th[r], NULL);
-	atomic_store(&sim_stop, true);
-	pthread_join(eng, NULL);
-	for (k = 0; k < MEM_BS_CALLS; k++)
-		free(sh.buf[k]);
-	for (k = 0; k < SIM_MAX_QPS; k++)
-		ASSERT_EQ(NULL, sim_qps[k]);
+		args[r] = (struct hrank){ .t = t };
+	ASSERT_EQ(0, sim_run(t->nranks, hrank_main, args, sizeof(*args)));
 	ASSERT_EQ(0, atomic_load(&sim_errors));
 }
 

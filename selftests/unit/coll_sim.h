@@ -813,6 +813,64 @@ static const struct xnic_bootstrap_ops mem_bs_ops = {
 };
 
 
+/* ============================ a scenario run ======================== */
+
+/*
+ * The first members of every rank thread's argument: the bootstrap all
+ * ranks share and the rank's number (sim_run() fills them).
+ */
+#define SIM_RANK_HEAD \
+	struct mem_bs_shared *sh; \
+	int rank
+
+struct sim_rank {
+	SIM_RANK_HEAD;
+};
+
+/*
+ * sim_run - run one scenario: the engine thread and @nranks threads
+ * running @rank_main, thread r given the element of @args that starts
+ * r * @arg_size bytes in (each begins with SIM_RANK_HEAD; the rest the
+ * caller filled). Returns 0 when, after every rank returned, every QP is
+ * closed; -1 when one was left open.
+ */
+static int sim_run(int nranks, void *(*rank_main)(void *), void *args,
+		   size_t arg_size)
+{
+	struct mem_bs_shared sh = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.nranks = nranks,
+	};
+	pthread_t eng, th[XNIC_COLL_MAX_RANKS];
+	int r, k, started = 0, ret = 0;
+
+	atomic_store(&sim_stop, false);
+	atomic_store(&sim_errors, 0);
+	if (pthread_create(&eng, NULL, sim_engine, NULL))
+		return -1;
+	for (r = 0; r < nranks && r < XNIC_COLL_MAX_RANKS; r++) {
+		struct sim_rank *a = (struct sim_rank *)((char *)args +
+							 (size_t)r * arg_size);
+
+		a->sh = &sh;
+		a->rank = r;
+		if (pthread_create(&th[r], NULL, rank_main, a))
+			break;
+		started++;
+	}
+	for (r = 0; r < started; r++)
+		pthread_join(th[r], NULL);
+	atomic_store(&sim_stop, true);
+	pthread_join(eng, NULL);
+	for (k = 0; k < MEM_BS_CALLS; k++)
+		free(sh.buf[k]);
+	for (k = 0; k < SIM_MAX_QPS; k++)
+		if (sim_qps[k])
+			ret = -1;	/* not everything closed */
+	return started == nranks ? ret : -1;
+}
+
 /* ====================== the kernel's mesh links ===================== */
 
 /*

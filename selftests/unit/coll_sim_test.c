@@ -38,9 +38,8 @@ struct scenario {
 };
 
 struct rank_arg {
+	SIM_RANK_HEAD;
 	const struct scenario *sc;
-	struct mem_bs_shared *sh;
-	int rank;
 	int ret;		/* first error */
 	int init_ret;
 	int elapsed_ms;
@@ -399,32 +398,11 @@ static void *rank_main(void *arg)
 static void run(struct __test_metadata *_metadata, const struct scenario *sc,
 		struct rank_arg *args)
 {
-	struct mem_bs_shared sh = {
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
-		.nranks = sc->nranks,
-	};
-	pthread_t eng, th[XNIC_COLL_MAX_RANKS];
-	int r, k;
+	int r;
 
-	atomic_store(&sim_stop, false);
-	atomic_store(&sim_errors, 0);
-	ASSERT_EQ(0, pthread_create(&eng, NULL, sim_engine, NULL));
-	for (r = 0; r < sc->nranks; r++) {
-		memset(&args[r], 0, sizeof(args[r]));
-		args[r].sc = sc;
-		args[r].sh = &sh;
-		args[r].rank = r;
-		ASSERT_EQ(0, pthread_create(&th[r], NULL, rank_main, &args[r]));
-	}
 	for (r = 0; r < sc->nranks; r++)
-		pthread_join(th[r], NULL);
-	atomic_store(&sim_stop, true);
-	pthread_join(eng, NULL);
-	for (k = 0; k < MEM_BS_CALLS; k++)
-		free(sh.buf[k]);
-	for (k = 0; k < SIM_MAX_QPS; k++)
-		ASSERT_EQ(NULL, sim_qps[k]);	/* everything closed */
+		args[r] = (struct rank_arg){ .sc = sc };
+	ASSERT_EQ(0, sim_run(sc->nranks, rank_main, args, sizeof(*args)));
 }
 
 static void run_data_cap(struct __test_metadata *_metadata, int kind, int n,
