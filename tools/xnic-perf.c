@@ -696,14 +696,31 @@ static void idle_wait(struct perf *p)
 }
 
 /* Post one operation of the test's verb; spins while the SQ is full. */
-static void post_one(struct perf *p, uint64_t wr_id, bool signaled)
+/* Post one WQE of @verb with one SGE of -s bytes at @addr in the MR. */
+static int post_wqe(struct perf *p, enum verb verb, uint8_t *addr,
+		    uint64_t wr_id, unsigned int flags)
 {
-	const struct test_def *t = p->o->test;
 	struct xnic_sge sge = {
-		.addr = (uintptr_t)(p->buf + p->half),
+		.addr = (uintptr_t)addr,
 		.length = (uint32_t)p->size,
 		.lkey = p->mr->lkey,
 	};
+
+	switch (verb) {
+	case VERB_WRITE:
+		return xnic_post_write(p->qp, &sge, 1, p->remote_addr,
+				       p->remote_rkey, wr_id, flags);
+	case VERB_READ:
+		return xnic_post_read(p->qp, &sge, 1, p->remote_addr,
+				      p->remote_rkey, wr_id, flags);
+	default:
+		return xnic_post_send(p->qp, &sge, 1, wr_id, flags);
+	}
+}
+
+static void post_one(struct perf *p, uint64_t wr_id, bool signaled)
+{
+	const struct test_def *t = p->o->test;
 	unsigned int flags = signaled ? XNIC_WQE_F_SIGNALED : 0;
 	unsigned int spins = 0;
 	uint64_t start = 0;
@@ -711,22 +728,8 @@ static void post_one(struct perf *p, uint64_t wr_id, bool signaled)
 
 	if (t->verb != VERB_READ && p->size <= p->attr->max_inline)
 		flags |= XNIC_WQE_F_INLINE;
-	for (;;) {
-		switch (t->verb) {
-		case VERB_WRITE:
-			err = xnic_post_write(p->qp, &sge, 1, p->remote_addr,
-					      p->remote_rkey, wr_id, flags);
-			break;
-		case VERB_READ:
-			err = xnic_post_read(p->qp, &sge, 1, p->remote_addr,
-					     p->remote_rkey, wr_id, flags);
-			break;
-		default:
-			err = xnic_post_send(p->qp, &sge, 1, wr_id, flags);
-			break;
-		}
-		if (err != -EAGAIN)
-			break;
+	while ((err = post_wqe(p, t->verb, p->buf + p->half, wr_id,
+			       flags)) == -EAGAIN) {
 		if (!(spins++ & CLOCK_MASK)) {
 			if (!start)
 				start = now_ns();
@@ -975,28 +978,12 @@ static void run_bw_client(struct perf *p, uint64_t iters, unsigned int dur,
 static void verify_post(struct perf *p, enum verb verb, uint64_t wr_id,
 			bool signaled)
 {
-	struct xnic_sge sge = {
-		.addr = (uintptr_t)(p->buf + (verb == VERB_READ ? 0 : p->half)),
-		.length = (uint32_t)p->size,
-		.lkey = p->mr->lkey,
-	};
-	unsigned int flags = signaled ? XNIC_WQE_F_SIGNALED : 0;
-	int err;
+	uint8_t *addr = p->buf + (verb == VERB_READ ? 0 : p->half);
 
-	switch (verb) {
-	case VERB_WRITE:
-		err = xnic_post_write(p->qp, &sge, 1, p->remote_addr,
-				      p->remote_rkey, wr_id, flags);
-		break;
-	case VERB_READ:
-		err = xnic_post_read(p->qp, &sge, 1, p->remote_addr,
-				     p->remote_rkey, wr_id, flags);
-		break;
-	default:
-		err = xnic_post_send(p->qp, &sge, 1, wr_id, flags);
-		break;
-	}
-	check(err, "posting a work request");	/* one at a time: never full */
+	/* one at a time: never full */
+	check(post_wqe(p, verb, addr, wr_id,
+		       signaled ? XNIC_WQE_F_SIGNALED : 0),
+	      "posting a work request");
 }
 
 /* --verify: wait for the completion of @wr_id (reap() dies on an error). */
