@@ -562,7 +562,16 @@ static int xnic_nl_fill_peer(struct sk_buff *skb, struct xnic_dev *xdev,
 		    nla_put_u32(skb, XNIC_PEER_A_LAST_SEEN_MS, pi->age_ms))
 			goto cancel;
 	}
-	if (link && nla_put_string(skb, XNIC_PEER_A_IFNAME, link->ndev->name))
+	if (link &&
+	    (nla_put_string(skb, XNIC_PEER_A_IFNAME, link->ndev->name) ||
+	     nla_put_u8(skb, XNIC_PEER_A_PATH_STATE,
+			pi->lost ? XNIC_LINK_STATE_DOWN :
+				   xnic_bond_link_state(link)) ||
+	     nla_put_u8(skb, XNIC_PEER_A_ANSWERED, pi->answered)))
+		goto cancel;
+	if (pi->rtt_us && nla_put_u32(skb, XNIC_PEER_A_RTT_US, pi->rtt_us))
+		goto cancel;
+	if (pi->lost && nla_put_u32(skb, XNIC_PEER_A_DOWN_MS, pi->down_ms))
 		goto cancel;
 	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);

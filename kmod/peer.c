@@ -80,6 +80,9 @@ int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n)
 static void xnic_peer_info(const struct xnic_peer *peer, int k,
 			   struct xnic_tp_peer_info *pi)
 {
+	const struct xnic_path *path;
+	u64 srtt, down, now;
+
 	memset(pi, 0, sizeof(*pi));
 	pi->node = peer->node;
 	pi->guid = peer->guid;
@@ -87,8 +90,17 @@ static void xnic_peer_info(const struct xnic_peer *peer, int k,
 		return;
 	pi->ifindex = peer->path[k].ifindex;
 	ether_addr_copy(pi->mac, peer->path[k].mac);
-	pi->age_ms = jiffies_to_msecs(jiffies -
-				      READ_ONCE(peer->path[k].last_seen));
+	path = &peer->path[k];
+	pi->age_ms = jiffies_to_msecs(jiffies - READ_ONCE(path->last_seen));
+	pi->answered = READ_ONCE(path->answered);
+	srtt = READ_ONCE(path->srtt_ns);
+	pi->rtt_us = srtt ? max_t(u64, div_u64(srtt, NSEC_PER_USEC), 1) : 0;
+	down = READ_ONCE(path->down_ns);
+	if (down) {
+		now = local_clock();
+		pi->lost = true;
+		pi->down_ms = now > down ? div_u64(now - down, NSEC_PER_MSEC) : 0;
+	}
 }
 
 /* xnic_tp_peers_walk() position: node id, then path slot. */

@@ -108,6 +108,10 @@ int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n);
  * @ifindex: ifindex of the member link it was heard on; 0 for none
  * @mac: its MAC address on that link
  * @age_ms: ms since the last frame accepted over the path
+ * @answered: the peer answered a heartbeat over the path
+ * @rtt_us: smoothed heartbeat round trip over the path, us; 0 for none
+ * @lost: the path alone was found lost (struct xnic_path.down_ns)
+ * @down_ms: ms since then, when @lost
  */
 struct xnic_tp_peer_info {
 	u16 node;
@@ -115,6 +119,10 @@ struct xnic_tp_peer_info {
 	int ifindex;
 	u8 mac[ETH_ALEN];
 	u32 age_ms;
+	bool answered;
+	u32 rtt_us;
+	bool lost;
+	u32 down_ms;
 };
 
 int xnic_tp_peers_walk(struct xnic_dev *xdev, unsigned long *pos,

@@ -18,7 +18,9 @@
 #     node: 1/3 of what the flat algorithm, forced, puts on them);
 #  3. the same all-reduce, back to back, while spine s0's bridge is set
 #     down and then its namespace deleted (one run spans the deletion):
-#     every run PASS (no error completion, every byte right);
+#     every run PASS (no error completion, every byte right); then node
+#     0's per-path state (xnictl peer show): its paths to the other
+#     appliance over s0's planes down, over s1's up, answered, an RTT;
 #  4. miswired fabrics FAIL naming the fault, one per kind: a node on the
 #     wrong leaf, a missing uplink, a leaf not on a spine.
 set -u
@@ -161,6 +163,28 @@ check "an all-reduce ran across the spine's deletion" \
 rc=0
 [[ -e $W/arfail ]] && { cat "$W/arfail"; rc=1; }
 check "spine set down then deleted under traffic: nothing lost" test "$rc" = 0
+# Per-path state: node 0's paths over spine s0's planes to the other
+# appliance are lost (down); over s1's, up and answered with an RTT.
+far=$(for g in 3 4 5; do tools/xnictl -j show "xf$g"; done |
+	grep -o '"node_id": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
+tools/xnictl -j peer show xf0 >"$W/paths.json"
+check "per-path state: s0's paths to the other appliance down, s1's up" \
+	python3 - "$W/paths.json" "$far" <<'PY'
+import json, re, sys
+paths, far = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
+def over(spine):
+    return [p for p in paths if p["node_id"] in far and
+            re.search(r"u\ds%d$" % spine, p.get("netdev", ""))]
+down, up = over(0), over(1)
+print("# far paths: s0 %s; s1 %s" % (
+    [(p["netdev"], p["state"], p.get("down_ms")) for p in down],
+    [(p["netdev"], p["state"], p.get("rtt_us")) for p in up]))
+ok = (down and up and
+      all(p["state"] == "down" and "down_ms" in p for p in down) and
+      all(p["state"] == "up" and p["answered"] and p["rtt_us"] > 0
+          for p in up))
+sys.exit(0 if ok else 1)
+PY
 fabric_down
 
 # 4. miswires

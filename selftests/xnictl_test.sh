@@ -280,12 +280,12 @@ check "xnictl peer show $DA" xrun 0 "" "$X" peer show "$DA"
 cp "$tmp/out" "$tmp/peers"
 guid_b=$(cat "/sys/class/infiniband/$DB/node_guid")
 check "peer show: node 2 with $DB's GUID and MAC over $A" grep -qE \
-	"^$DA node 2: node_guid $guid_b mac 02:00:00:00:00:02 netdev $A ifindex $ifindex_a last_seen_ms [0-9]+$" \
+	"^$DA node 2: node_guid $guid_b mac 02:00:00:00:00:02 netdev $A ifindex $ifindex_a last_seen_ms [0-9]+ state up( answered rtt_us [0-9]+)?$" \
 	"$tmp/peers"
 check "xnictl -j peer show $DA" xrun 0 "" "$X" -j peer show "$DA"
 check "peer JSON carries the plain values" test \
-	"$(json_get "$tmp/out" "' '.join(str(x[k]) for x in d for k in ('node_id', 'node_guid', 'mac', 'netdev', 'ifindex'))")" \
-	= "2 $guid_b 02:00:00:00:00:02 $A $ifindex_a"
+	"$(json_get "$tmp/out" "' '.join(str(x[k]) for x in d for k in ('node_id', 'node_guid', 'mac', 'netdev', 'ifindex', 'state'))")" \
+	= "2 $guid_b 02:00:00:00:00:02 $A $ifindex_a up"
 
 # ------------------------------------------------------------ parameters --
 

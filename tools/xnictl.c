@@ -355,6 +355,10 @@ static struct nla_policy peer_policy[XNIC_PEER_A_MAX + 1] = {
 	[XNIC_PEER_A_IFNAME] = { .type = NLA_STRING },
 	[XNIC_PEER_A_IFINDEX] = { .type = NLA_U32 },
 	[XNIC_PEER_A_LAST_SEEN_MS] = { .type = NLA_U32 },
+	[XNIC_PEER_A_PATH_STATE] = { .type = NLA_U8 },
+	[XNIC_PEER_A_ANSWERED] = { .type = NLA_U8 },
+	[XNIC_PEER_A_RTT_US] = { .type = NLA_U32 },
+	[XNIC_PEER_A_DOWN_MS] = { .type = NLA_U32 },
 };
 
 static struct nla_policy stat_policy[XNIC_STAT_A_MAX + 1] = {
@@ -976,6 +980,15 @@ static void print_peer(struct nlattr **tb, const char *event)
 		if (p[XNIC_PEER_A_LAST_SEEN_MS])
 			j_u64("last_seen_ms",
 			      u32_attr(p[XNIC_PEER_A_LAST_SEEN_MS]));
+		if (p[XNIC_PEER_A_PATH_STATE])
+			j_str("state", xnic_bond_state_name(
+			      nla_get_u8(p[XNIC_PEER_A_PATH_STATE])));
+		if (p[XNIC_PEER_A_ANSWERED])
+			j_bool("answered", nla_get_u8(p[XNIC_PEER_A_ANSWERED]));
+		if (p[XNIC_PEER_A_RTT_US])
+			j_u64("rtt_us", u32_attr(p[XNIC_PEER_A_RTT_US]));
+		if (p[XNIC_PEER_A_DOWN_MS])
+			j_u64("down_ms", u32_attr(p[XNIC_PEER_A_DOWN_MS]));
 		j_obj_end();
 		return;
 	}
@@ -994,6 +1007,15 @@ static void print_peer(struct nlattr **tb, const char *event)
 	if (p[XNIC_PEER_A_LAST_SEEN_MS])
 		printf(" last_seen_ms %" PRIu64,
 		       u32_attr(p[XNIC_PEER_A_LAST_SEEN_MS]));
+	if (p[XNIC_PEER_A_PATH_STATE])
+		printf(" state %s",
+		       xnic_bond_state_name(nla_get_u8(p[XNIC_PEER_A_PATH_STATE])));
+	if (p[XNIC_PEER_A_ANSWERED] && nla_get_u8(p[XNIC_PEER_A_ANSWERED]))
+		printf(" answered");
+	if (p[XNIC_PEER_A_RTT_US])
+		printf(" rtt_us %" PRIu64, u32_attr(p[XNIC_PEER_A_RTT_US]));
+	if (p[XNIC_PEER_A_DOWN_MS])
+		printf(" down_ms %" PRIu64, u32_attr(p[XNIC_PEER_A_DOWN_MS]));
 	putchar('\n');
 }
 

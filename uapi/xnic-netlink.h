@@ -399,6 +399,15 @@ enum xnic_bond_policy {
  * @XNIC_PEER_A_IFINDEX: u32, that link's ifindex
  * @XNIC_PEER_A_LAST_SEEN_MS: u32, ms since the last frame accepted from
  *	the peer over this link
+ * @XNIC_PEER_A_PATH_STATE: u8, enum xnic_link_state: the path's state, the
+ *	link's bond state or DOWN when the path alone was lost (a switched
+ *	link whose other peers are still heard)
+ * @XNIC_PEER_A_ANSWERED: u8, 1 when the peer answered a heartbeat over
+ *	this path (only such paths get every heartbeat)
+ * @XNIC_PEER_A_RTT_US: u32, smoothed heartbeat round trip time over this
+ *	path, us (absent before the first answer)
+ * @XNIC_PEER_A_DOWN_MS: u32, ms since the path was found lost (present
+ *	only while it is)
  * @__XNIC_PEER_A_MAX: one past the last
  * @XNIC_PEER_A_MAX: the last
  */
@@ -411,6 +420,10 @@ enum xnic_peer_attr {
 	XNIC_PEER_A_IFNAME,
 	XNIC_PEER_A_IFINDEX,
 	XNIC_PEER_A_LAST_SEEN_MS,
+	XNIC_PEER_A_PATH_STATE,
+	XNIC_PEER_A_ANSWERED,
+	XNIC_PEER_A_RTT_US,
+	XNIC_PEER_A_DOWN_MS,
 
 	__XNIC_PEER_A_MAX,
 	XNIC_PEER_A_MAX = __XNIC_PEER_A_MAX - 1

@@ -136,6 +136,10 @@ static void peer_nest(struct nl_msg *msg)
 	nla_put_string(msg, XNIC_PEER_A_IFNAME, "m0x0y1");
 	nla_put_u32(msg, XNIC_PEER_A_IFINDEX, 7);
 	nla_put_u32(msg, XNIC_PEER_A_LAST_SEEN_MS, 12);
+	nla_put_u8(msg, XNIC_PEER_A_PATH_STATE, XNIC_LINK_STATE_DOWN);
+	nla_put_u8(msg, XNIC_PEER_A_ANSWERED, 1);
+	nla_put_u32(msg, XNIC_PEER_A_RTT_US, 41);
+	nla_put_u32(msg, XNIC_PEER_A_DOWN_MS, 1500);
 	nla_nest_end(msg, p);
 }
 
