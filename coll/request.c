@@ -8,9 +8,13 @@
  * its own QPs, advanced in turn by waitall.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 
 #include "priv.h"
+
+/* Communicators xnic_coll_waitany() sleeps on at once (more: it polls). */
+#define XNIC_COLL_WAITANY_FDS	16
 
 /**
  * xnic_coll_req_new() - allocate a request (queued state)
@@ -217,6 +221,87 @@ int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
 		reqs[i] = NULL;
 	}
 	return ret;
+}
+
+/*
+ * Nothing moved: sleep until a completion on the CQ of any unfinished
+ * request's communicator, at most @ms, and no longer than the first of
+ * them times out (1 ms while one waits for a full SQ or RQ, which raises
+ * no completion; not at all while one busy-polls, see spin_us). Errors
+ * of the CQs are left to the next pass (xnic_coll_poll() reports them).
+ */
+static void xnic_coll_idle_any(struct xnic_coll_req **reqs, int n, int ms)
+{
+	struct pollfd pfd[XNIC_COLL_WAITANY_FDS];
+	struct xnic_cq *cq[XNIC_COLL_WAITANY_FDS];
+	uint64_t t = xnic_coll_now_ns(), idle, tmo;
+	int i, k, np = 0;
+
+	for (i = 0; i < n; i++) {
+		struct xnic_comm *c = reqs[i] ? reqs[i]->comm : NULL;
+
+		if (!c || reqs[i]->state == XNIC_COLL_REQ_DONE)
+			continue;
+		for (k = 0; k < np && cq[k] != c->cq; k++)
+			;
+		if (k < np)
+			continue;
+		idle = t - c->last_ns;
+		tmo = (uint64_t)c->timeout_ms * 1000000ULL;
+		if (!c->cq || np == XNIC_COLL_WAITANY_FDS || idle >= tmo ||
+		    idle < (uint64_t)c->spin_us * 1000ULL ||
+		    xnic_cq_wait(c->cq, 0) != -ETIMEDOUT)
+			return;	/* something to do now (or poll instead) */
+		if ((uint64_t)ms * 1000000ULL > tmo - idle)
+			ms = (int)((tmo - idle + 999999) / 1000000);
+		cq[np] = c->cq;
+		pfd[np].fd = xnic_cq_fd(c->cq);
+		if ((c->need_poll || pfd[np].fd < 0) && ms > 1)
+			ms = 1;
+		pfd[np].events = POLLIN;
+		pfd[np].revents = 0;
+		np++;
+	}
+	if (!np || poll(pfd, (nfds_t)np, ms) <= 0)
+		return;
+	for (k = 0; k < np; k++)
+		if (pfd[k].revents)
+			xnic_cq_read_events(cq[k]);
+}
+
+int xnic_coll_waitany(struct xnic_coll_req **reqs, int n, int timeout_ms)
+{
+	uint64_t end = xnic_coll_now_ns() +
+		       (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ULL;
+	bool moved, pending;
+	uint64_t now;
+	int i;
+
+	if (n > 0 && !reqs)
+		return xnic_coll_seterr(NULL, -EINVAL, "waitany: no requests");
+	for (;;) {
+		moved = false;
+		pending = false;
+		for (i = 0; i < n; i++) {
+			struct xnic_coll_req *q = reqs[i];
+
+			if (!q)
+				continue;
+			if (q->state != XNIC_COLL_REQ_DONE) {
+				xnic_coll_advance(q->comm);
+				moved |= q->comm->progress;
+			}
+			if (q->state == XNIC_COLL_REQ_DONE)
+				return i;
+			pending = true;
+		}
+		now = xnic_coll_now_ns();
+		if (!pending || now >= end)
+			return -EAGAIN;
+		if (moved)
+			continue;
+		xnic_coll_idle_any(reqs, n, (int)((end - now + 999999) / 1000000));
+	}
 }
 
 /**

@@ -434,6 +434,26 @@ int xnic_coll_wait(struct xnic_coll_req *req);
 int xnic_coll_waitall(struct xnic_coll_req **reqs, int n);
 
 /**
+ * xnic_coll_waitany() - block until one of several requests is done, or
+ *	for at most a while
+ * @reqs: @n requests, of one or several communicators (NULL entries are
+ *	skipped); none is freed
+ * @n: number of entries
+ * @timeout_ms: longest wait, milliseconds (<= 0: one pass, as
+ *	xnic_coll_test() on each)
+ *
+ * Advances every request's communicator in turn until a request is done;
+ * when none can move it sleeps in poll(2) on all their CQs' completion
+ * channels at once, so a completion on any of them wakes it at once. For a thread that drives several
+ * communicators and starts new collectives as earlier ones finish.
+ * Return: the index of the first done request in @reqs (its result is
+ * xnic_coll_test()'s: success or its errno; free it with
+ * xnic_coll_req_free()); -EAGAIN when none was done within @timeout_ms;
+ * -EINVAL when @reqs is NULL with @n > 0.
+ */
+int xnic_coll_waitany(struct xnic_coll_req **reqs, int n, int timeout_ms);
+
+/**
  * xnic_coll_req_free() - free a request
  * @req: request (NULL is ignored); one not done yet is waited for first
  */

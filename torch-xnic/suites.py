@@ -229,8 +229,7 @@ def main():
         ref = s.compare(a.nodes, verbose=True)
         print(f"== node {a.nodes - 1} killed mid-run, job restarted")
         s.kill_restore(a.nodes, ref["out"])
-    else:
-        s.compare(a.nodes)
+    elif s.compare(a.nodes) and hasattr(s, "last"):  # both jobs ran
         fx, fg = s.last
         print(f"BENCH train_step_ms_xnic {fx['step_ms']:.1f} ms")
         print(f"BENCH train_step_ms_gloo {fg['step_ms']:.1f} ms")

@@ -4,6 +4,7 @@
 // (xnic_pg.hpp describes the design, README the use).
 #include <dirent.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -102,37 +103,32 @@ c10::intrusive_ptr<c10::ivalue::Future> WorkXnic::getFuture() {
   return future_;
 }
 
-void WorkXnic::partDone(std::exception_ptr err) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (err && !firstError_)
-      firstError_ = err;
-  }
-  if (--parts_ > 0)
-    return;
-  if (firstError_)
-    future_->setError(firstError_);
+void WorkXnic::complete(std::exception_ptr err) {
+  if (err)
+    future_->setError(err);
   else
     future_->markCompleted(c10::IValue(outputs_));
 }
 
 // ----------------------------- streams -----------------------------
 
-struct ProcessGroupXnic::Stream {
-  struct Item {
-    Job job;
-    c10::intrusive_ptr<WorkXnic> work;
-    uint64_t seq;
-    int64_t enqueued;
-  };
-  int index = 0;
-  struct xnic_comm* comm = nullptr;
-  std::thread thread;
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<Item> queue;
-  uint64_t seq = 0;  // collectives issued on this stream
-  bool stop = false;
+// A collective from enqueue to completion. Only the progress thread
+// touches it once submitted.
+struct ProcessGroupXnic::Item {
+  enum State { CHECKING, CHECKED, RUNNING, DONE };
+  c10::intrusive_ptr<WorkXnic> work;
+  Desc desc;
+  uint64_t seq = 0;  // the call's number, the same on every rank
+  int stream = 0;
+  Job job;  // blocking (slow path, barrier): runs alone
+  Start start;
+  Finish finish;
+  bool blocking = false;
+  State state = CHECKING;
+  std::vector<float> check;           // the descriptors, rank r's at r * 8
+  struct xnic_coll_req* req = nullptr;  // the check's, then the data's
+  int64_t enqueued = 0;
+  int64_t started = 0;
 };
 
 std::string pickDevice(int rank) {
@@ -184,10 +180,11 @@ ProcessGroupXnic::ProcessGroupXnic(
 
   if (size > 1)
     device_ = pickDevice(rank);
-  for (int i = 0; i < nstreams; i++) {
-    std::unique_ptr<Stream> s(new Stream());
+  // Communicator -1 checks the calls, 0..nstreams-1 move the data.
+  for (int i = -1; i < nstreams; i++) {
+    std::string name = i < 0 ? "check" : std::to_string(i);
     struct xnic_bootstrap* bs =
-        storeBootstrapCreate(store, "xnic/" + std::to_string(i), rank, size);
+        storeBootstrapCreate(store, "xnic/" + name, rank, size);
     struct xnic_comm_cfg cfg;
     std::memset(&cfg, 0, sizeof(cfg));
     cfg.rank = rank;
@@ -195,28 +192,31 @@ ProcessGroupXnic::ProcessGroupXnic(
     cfg.device = device_.c_str();
     cfg.bootstrap = bs;
     cfg.timeout_ms = timeout_ms;
-    // Stream 0 carries what is urgent: traffic class 0 (latency).
-    cfg.tclass = i == 0 ? XNIC_TCLASS_LATENCY : XNIC_TCLASS_BULK;
-    int err = xnic_comm_init(&s->comm, &cfg);
+    // The checks and stream 0 carry what is urgent: traffic class 0.
+    cfg.tclass = i <= 0 ? XNIC_TCLASS_LATENCY : XNIC_TCLASS_BULK;
+    if (i < 0)  // descriptors of 32 bytes a rank: a small scratch region
+      cfg.chunk_bytes = 64 << 10;
+    struct xnic_comm* comm;
+    int err = xnic_comm_init(&comm, &cfg);
     std::string msg = xnic_comm_strerror(NULL);
     std::string bsmsg = storeBootstrapError(bs);
     xnic_bootstrap_close(bs);
     if (err) {
-      for (auto& o : streams_)
-        xnic_comm_destroy(o->comm);
-      streams_.clear();
+      for (auto* c : comms_)
+        xnic_comm_destroy(c);
+      comms_.clear();
+      xnic_comm_destroy(checkComm_);
       TORCH_CHECK(false, "xnic: rank ", rank, " of ", size, " on device ",
-                  device_, ": communicator ", i, " failed: ",
+                  device_, ": communicator ", name, " failed: ",
                   std::strerror(-err), ": ", msg,
                   bsmsg.empty() ? "" : " (", bsmsg, bsmsg.empty() ? "" : ")");
     }
-    s->index = i;
-    streams_.push_back(std::move(s));
+    if (i < 0)
+      checkComm_ = comm;
+    else
+      comms_.push_back(comm);
   }
-  for (auto& s : streams_) {
-    Stream* sp = s.get();
-    sp->thread = std::thread([this, sp] { run(*sp); });
-  }
+  thread_ = std::thread([this] { progress(); });
   init();
 }
 
@@ -226,57 +226,20 @@ ProcessGroupXnic::~ProcessGroupXnic() {
 
 void ProcessGroupXnic::shutdown() {
   {
-    std::lock_guard<std::mutex> order(enqueueMutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (shut_)
       return;
-    shut_ = true;
+    shut_ = stop_ = true;
   }
-  for (auto& s : streams_) {
-    {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      s->stop = true;
-    }
-    s->cv.notify_all();
+  cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+  for (auto*& c : comms_) {
+    xnic_comm_destroy(c);
+    c = nullptr;
   }
-  for (auto& s : streams_) {
-    if (s->thread.joinable())
-      s->thread.join();
-    xnic_comm_destroy(s->comm);
-    s->comm = nullptr;
-  }
-}
-
-void ProcessGroupXnic::run(Stream& s) {
-  for (;;) {
-    Stream::Item it;
-    {
-      std::unique_lock<std::mutex> lock(s.mutex);
-      s.cv.wait(lock, [&s] { return s.stop || !s.queue.empty(); });
-      if (s.queue.empty())
-        return;  // stopped, and everything queued has run
-      it = std::move(s.queue.front());
-      s.queue.pop_front();
-    }
-    int64_t started = nowNs();
-    std::exception_ptr err;
-    try {
-      it.job(s.comm, it.seq);
-    } catch (const std::exception& e) {
-      err = std::make_exception_ptr(std::runtime_error(
-          "xnic: " + c10d::opTypeToString(it.work->retrieveOpType()) + " #" +
-          std::to_string(it.seq) + " on rank " + std::to_string(rank_) +
-          " (stream " + std::to_string(s.index) + ", device " + device_ +
-          "): " + e.what()));
-    }
-    {
-      std::lock_guard<std::mutex> lock(timesMutex_);
-      // Bounded: a program that never reads them keeps the last 4096.
-      if (times_.size() >= 4096)
-        times_.erase(times_.begin(), times_.begin() + 2048);
-      times_.push_back({it.enqueued, started, nowNs(), s.index});
-    }
-    it.work->partDone(err);
-  }
+  xnic_comm_destroy(checkComm_);
+  checkComm_ = nullptr;
 }
 
 std::vector<OpTimes> ProcessGroupXnic::takeOpTimes() {
@@ -288,67 +251,231 @@ std::vector<OpTimes> ProcessGroupXnic::takeOpTimes() {
 
 // Stream 0 for a critical collective, else the bulk streams in turn.
 int ProcessGroupXnic::pickStream() {
-  int n = (int)streams_.size();
+  int n = (int)comms_.size();
   if (critical_.exchange(false) || n == 1)
     return 0;
   return 1 + (int)(next_++ % (uint64_t)(n - 1));
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::submit(
+    std::unique_ptr<Item> it) {
+  auto work = it->work;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(!shut_, "xnic: the process group was shut down");
+    it->seq = seq_++;
+    if (it->work->retrieveOpType() == c10d::OpType::BARRIER) {
+      critical_ = false;
+      it->stream = 0;  // moves no data
+    } else {
+      it->stream = pickStream();
+    }
+    it->enqueued = nowNs();
+    incoming_.push_back(std::move(it));
+  }
+  cv_.notify_one();
+  return work;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::enqueue(
     c10d::OpType type, std::vector<at::Tensor> outputs, const Desc& desc,
     Job job) {
-  auto work = c10::make_intrusive<WorkXnic>(rank_, type, std::move(outputs));
-  std::lock_guard<std::mutex> order(enqueueMutex_);
-  TORCH_CHECK(!shut_, "xnic: the process group was shut down");
-  std::vector<Stream*> targets;
-  if (type == c10d::OpType::BARRIER) {
-    // On every stream: it returns once all earlier collectives have.
-    for (auto& s : streams_)
-      targets.push_back(s.get());
-    critical_ = false;
-  } else {
-    targets.push_back(streams_[pickStream()].get());
+  std::unique_ptr<Item> it(new Item());
+  it->work = c10::make_intrusive<WorkXnic>(rank_, type, std::move(outputs));
+  it->desc = desc;
+  it->job = std::move(job);
+  it->blocking = true;
+  return submit(std::move(it));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::enqueueAsync(
+    c10d::OpType type, std::vector<at::Tensor> outputs, const Desc& desc,
+    Start start, Finish finish) {
+  std::unique_ptr<Item> it(new Item());
+  it->work = c10::make_intrusive<WorkXnic>(rank_, type, std::move(outputs));
+  it->desc = desc;
+  it->start = std::move(start);
+  it->finish = std::move(finish);
+  return submit(std::move(it));
+}
+
+void ProcessGroupXnic::done(Item& it, std::exception_ptr err) {
+  if (it.req)
+    xnic_coll_req_free(it.req);
+  it.req = nullptr;
+  it.state = Item::DONE;
+  {
+    std::lock_guard<std::mutex> lock(timesMutex_);
+    // Bounded: a program that never reads them keeps the last 4096.
+    if (times_.size() >= 4096)
+      times_.erase(times_.begin(), times_.begin() + 2048);
+    times_.push_back(
+        {it.enqueued, it.started ? it.started : nowNs(), nowNs(), it.stream});
   }
-  work->setParts((int)targets.size());
-  for (Stream* s : targets) {
+  it.work->complete(err);
+}
+
+void ProcessGroupXnic::fail(Item& it, const std::string& msg) {
+  done(it, std::make_exception_ptr(std::runtime_error(
+               "xnic: " + c10d::opTypeToString(it.work->retrieveOpType()) +
+               " #" + std::to_string(it.seq) + " on rank " +
+               std::to_string(rank_) + " (stream " +
+               std::to_string(it.stream) + ", device " + device_ + "): " +
+               msg)));
+}
+
+// One collective's next step, if it can take one now; returns whether
+// it did. @first: no earlier collective is unfinished; @mayStart: no
+// earlier blocking one is, nor an earlier one of its stream unstarted.
+bool ProcessGroupXnic::advance(Item& it, bool first, bool mayStart) {
+  int r;
+  switch (it.state) {
+    case Item::CHECKING:
+      r = xnic_coll_test(it.req);
+      if (!r)
+        return false;
+      xnic_coll_req_free(it.req);
+      it.req = nullptr;
+      if (r < 0) {
+        fail(it, std::string("exchanging the call's arguments: ") +
+                     std::strerror(-r) + ": " + xnic_comm_strerror(checkComm_));
+        return true;
+      }
+      {
+        std::string bad = checkResult(it);
+        if (!bad.empty())
+          fail(it, bad);
+        else
+          it.state = Item::CHECKED;
+      }
+      return true;
+    case Item::CHECKED:
+      if (it.blocking) {
+        if (!first)
+          return false;
+        it.started = nowNs();
+        try {
+          if (it.job)
+            it.job(comms_[it.stream], it.seq);
+        } catch (const std::exception& e) {
+          fail(it, e.what());
+          return true;
+        }
+        done(it, nullptr);
+        return true;
+      }
+      if (!mayStart)
+        return false;
+      it.started = nowNs();
+      try {
+        it.req = it.start(comms_[it.stream]);
+      } catch (const std::exception& e) {
+        fail(it, e.what());
+        return true;
+      }
+      it.state = Item::RUNNING;
+      return true;
+    case Item::RUNNING:
+      r = xnic_coll_test(it.req);
+      if (!r)
+        return false;
+      if (r < 0) {
+        fail(it, c10d::opTypeToString(it.work->retrieveOpType()) + ": " +
+                     std::strerror(-r) + ": " +
+                     xnic_comm_strerror(comms_[it.stream]));
+        return true;
+      }
+      try {
+        if (it.finish)
+          it.finish();
+      } catch (const std::exception& e) {
+        fail(it, e.what());
+        return true;
+      }
+      done(it, nullptr);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The progress thread: checks started in call order as collectives come
+// in, each collective started once checked (see xnic_pg.hpp), every
+// request in flight advanced by one xnic_coll_waitany().
+void ProcessGroupXnic::progress() {
+  std::deque<std::unique_ptr<Item>> live;  // call order, unfinished
+  std::vector<struct xnic_coll_req*> reqs;
+  std::vector<char> unstarted(comms_.size());
+  for (;;) {
+    size_t known = live.size();
     {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      uint64_t seq = s->seq++;
-      Job full = [this, desc, job](struct xnic_comm* comm, uint64_t sq) {
-        checkDesc(comm, desc, sq);
-        if (job)
-          job(comm, sq);
-      };
-      s->queue.push_back({full, work, seq, nowNs()});
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (live.empty())
+        cv_.wait(lock, [this] { return stop_ || !incoming_.empty(); });
+      if (live.empty() && incoming_.empty())
+        return;  // stopped, and everything enqueued has finished
+      for (; !incoming_.empty(); incoming_.pop_front())
+        live.push_back(std::move(incoming_.front()));
     }
-    s->cv.notify_one();
+    // Outside the lock: a failure completes the Work, running callbacks.
+    for (size_t i = known; i < live.size(); i++)
+      startCheck(*live[i]);
+    bool moved = false, earlier = false, blockingBefore = false;
+    std::fill(unstarted.begin(), unstarted.end(), 0);
+    for (auto& it : live) {
+      moved |= advance(*it, !earlier,
+                       !blockingBefore && !unstarted[it->stream]);
+      if (it->state == Item::DONE)
+        continue;
+      earlier = true;
+      blockingBefore |= it->blocking;
+      if (it->state != Item::RUNNING)
+        unstarted[it->stream] = 1;
+    }
+    for (auto i = live.begin(); i != live.end();)
+      i = (*i)->state == Item::DONE ? live.erase(i) : i + 1;
+    if (moved || live.empty())
+      continue;
+    reqs.clear();
+    for (auto& it : live)
+      if (it->req)
+        reqs.push_back(it->req);
+    // Nothing moved: sleep until a request is done, at most 1 ms (so a
+    // collective enqueued meanwhile starts its check soon).
+    xnic_coll_waitany(reqs.data(), (int)reqs.size(), 1);
   }
-  return work;
 }
 
 // ----------------------------- checks ------------------------------
 
 // Every rank contributes its descriptor at its own slot of a float32
 // vector summed over the ranks: each value below 2^24, so exact.
-void ProcessGroupXnic::checkDesc(struct xnic_comm* comm, const Desc& d,
-                                 uint64_t seq) {
+void ProcessGroupXnic::startCheck(Item& it) {
+  const Desc& d = it.desc;
   const int K = 8;
   const uint32_t M = (1U << 24) - 1;
-  std::vector<float> v((size_t)size_ * K, 0.0f);
-  float* mine = &v[(size_t)rank_ * K];
-  bool bad = !d.localError.empty();
-  mine[0] = (float)(bad ? 0 : d.kind + 1);
+  it.check.assign((size_t)size_ * K, 0.0f);
+  float* mine = &it.check[(size_t)rank_ * K];
+  mine[0] = (float)(d.localError.empty() ? d.kind + 1 : 0);
   mine[1] = (float)d.dtype;
   mine[2] = (float)d.op;
   mine[3] = (float)d.root;
   mine[4] = (float)(d.count & M);
   mine[5] = (float)((d.count >> 24) & M);
-  mine[6] = (float)(seq & M);
+  mine[6] = (float)(it.seq & M);
   mine[7] = 1.0f;
-  check(comm,
-        xnic_allreduce(comm, v.data(), v.data(), v.size(), XNIC_COLL_FLOAT32,
-                       XNIC_COLL_SUM),
-        "exchanging the call's arguments");
+  int err = xnic_allreduce_start(checkComm_, it.check.data(),
+                                 it.check.data(), it.check.size(),
+                                 XNIC_COLL_FLOAT32, XNIC_COLL_SUM, &it.req);
+  if (err)
+    fail(it, std::string("exchanging the call's arguments: ") +
+                 std::strerror(-err) + ": " + xnic_comm_strerror(checkComm_));
+}
+
+// Why the exchanged descriptors forbid the call ("" when they match).
+std::string ProcessGroupXnic::checkResult(const Item& it) {
+  const int K = 8;
+  const std::vector<float>& v = it.check;
   std::ostringstream who;
   bool differ = false;
   std::vector<int> badRanks;
@@ -365,21 +492,20 @@ void ProcessGroupXnic::checkDesc(struct xnic_comm* comm, const Desc& d,
         << c10::toString((c10::ScalarType)(int)o[1]) << " (op " << (int)o[2]
         << ", root " << (int)o[3] << ", call " << (uint64_t)o[6] << ")";
   }
-  if (bad)
-    throw std::runtime_error("bad arguments: " + d.localError);
+  if (!it.desc.localError.empty())
+    return "bad arguments: " + it.desc.localError;
   if (!badRanks.empty()) {
     std::string rs;
     for (int r : badRanks)
       rs += (rs.empty() ? "" : ", ") + std::to_string(r);
-    throw std::runtime_error("rank(s) " + rs +
-                             " gave bad arguments (their error says which)");
+    return "rank(s) " + rs + " gave bad arguments (their error says which)";
   }
   if (differ)
-    throw std::runtime_error(
-        "the ranks' calls do not match (every rank must make the same "
-        "collectives in the same order, with tensors of the same size and "
-        "type): " +
-        who.str());
+    return "the ranks' calls do not match (every rank must make the same "
+           "collectives in the same order, with tensors of the same size "
+           "and type): " +
+           who.str();
+  return "";
 }
 
 // --------------------------- collectives ---------------------------
@@ -507,6 +633,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allreduce(
   d.op = (int)op;
   if (d.localError.empty() && !opSupported(op, tensors[0], &d.localError))
     d.localError = "xnic does not support " + d.localError;
+  if (d.localError.empty() && collDtype(tensors[0]) >= 0 &&
+      op == c10d::ReduceOp::SUM) {
+    // The fast path: in place, non-blocking, in coll.
+    at::Tensor t = tensors[0];
+    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+    int dt = collDtype(c);
+    return enqueueAsync(
+        c10d::OpType::ALLREDUCE, tensors, d,
+        [c, dt](struct xnic_comm* comm) {
+          struct xnic_coll_req* q;
+          check(comm,
+                xnic_allreduce_start(comm, c.data_ptr(), c.data_ptr(),
+                                     (size_t)c.numel(), dt, XNIC_COLL_SUM,
+                                     &q),
+                "allreduce");
+          return q;
+        },
+        [t, c]() mutable {
+          if (!c.is_same(t))
+            t.copy_(c);
+        });
+  }
   Job job;
   if (d.localError.empty()) {
     at::Tensor t = tensors[0];
@@ -546,20 +694,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::broadcast(
   if (d.localError.empty() && opts.rootTensor != 0)
     d.localError = "rootTensor " + std::to_string(opts.rootTensor) +
                    " (one tensor per rank: it must be 0)";
-  Job job;
-  if (d.localError.empty()) {
-    at::Tensor t = tensors[0];
-    job = [t, root](struct xnic_comm* comm, uint64_t) mutable {
-      at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-      check(comm,
-            xnic_broadcast(comm, c.data_ptr(),
-                           (size_t)c.numel() * c.element_size(), root),
-            "broadcast");
-      if (!c.is_same(t))
-        t.copy_(c);
-    };
-  }
-  return enqueue(c10d::OpType::BROADCAST, tensors, d, job);
+  if (!d.localError.empty())
+    return enqueue(c10d::OpType::BROADCAST, tensors, d, Job());
+  at::Tensor t = tensors[0];
+  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+  return enqueueAsync(
+      c10d::OpType::BROADCAST, tensors, d,
+      [c, root](struct xnic_comm* comm) {
+        struct xnic_coll_req* q;
+        check(comm,
+              xnic_broadcast_start(comm, c.data_ptr(),
+                                   (size_t)c.numel() * c.element_size(),
+                                   root, &q),
+              "broadcast");
+        return q;
+      },
+      [t, c]() mutable {
+        if (!c.is_same(t))
+          t.copy_(c);
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allgather(
@@ -630,8 +783,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::_allgather_base(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::barrier(
     const c10d::BarrierOptions&) {
-  // The descriptor exchange on every stream is the barrier: it ends
-  // once every rank has reached it, after every earlier collective.
+  // The descriptor exchange is the barrier: it ends once every rank has
+  // reached it; as a blocking item it runs after every earlier
+  // collective has finished.
   Desc d{(int)c10d::OpType::BARRIER, 0, 0, 0, 0, ""};
   return enqueue(c10d::OpType::BARRIER, {}, d, Job());
 }

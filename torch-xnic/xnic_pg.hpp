@@ -3,19 +3,30 @@
 // ProcessGroupXnic - a c10d process group (PyTorch 1.13's third-party
 // backend API) whose collectives run on libxniccoll over xnic devices.
 //
-// Streams: the group owns S communicators (XNIC_TORCH_STREAMS, default 3),
-// each with its own QPs, scratch region and worker thread, so S
-// collectives are in flight at once. Stream 0's QPs are on traffic class 0
+// Streams: the group owns S data communicators (XNIC_TORCH_STREAMS,
+// default 3), each with its own QPs and scratch region, so S collectives
+// are on the wire at once. Stream 0's QPs are on traffic class 0
 // (latency: served first) and carry the collectives marked critical
 // (setCritical(), used by the DDP comm hook for the bucket the next
 // forward needs first); streams 1..S-1 are on class 1 (bulk) and take the
 // other collectives round-robin. Every rank issues the same collectives in
 // the same order, so every rank picks the same stream for each.
 //
-// Every collective first exchanges a short descriptor (kind, dtype, op,
-// root, element count, per-stream sequence number) with a small
-// all-reduce on its stream: ranks that disagree fail with the same clear
-// error on every rank, and the communicator stays usable.
+// Checks: every collective's descriptor (kind, dtype, op, root, element
+// count, call number) is swapped with a small all-reduce on a communicator
+// of its own (the check communicator, class 0) before the collective's
+// data move: ranks that disagree fail with the same clear error on every
+// rank, and the group stays usable. The checks run ahead of the data: a
+// bucket's check is started when the bucket is enqueued, while earlier
+// buckets are still on the wire, so the data streams carry only data.
+//
+// Progress: one thread per group drives every communicator with
+// libxniccoll's non-blocking calls (start, then waitany over everything in
+// flight): a collective starts as soon as its check has passed and the
+// collectives before it on its stream have started. The slow paths (other
+// dtypes and ops, gathers, all-to-all: blocking calls) and barriers run
+// alone, after every earlier collective and before any later one, so all
+// ranks make the same blocking calls in the same order.
 #pragma once
 
 #include <atomic>
@@ -33,6 +44,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 struct xnic_comm;
+struct xnic_coll_req;
 struct xnic_bootstrap;
 
 namespace xnic_torch {
@@ -58,17 +70,12 @@ class WorkXnic : public c10d::Work {
   void synchronize() override {}
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  // One of @parts sub-jobs finished (with @err, or nullptr on success);
-  // the last one completes the future.
-  void partDone(std::exception_ptr err);
-  void setParts(int parts) { parts_ = parts; }
+  // The collective finished: with @err, or nullptr on success.
+  void complete(std::exception_ptr err);
 
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  std::mutex mutex_;
-  std::atomic<int> parts_{1};
-  std::exception_ptr firstError_;
 };
 
 // Timestamps of one collective, steady_clock nanoseconds (CLOCK_MONOTONIC,
@@ -139,14 +146,19 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
   // The timestamps of the collectives finished since the last call.
   std::vector<OpTimes> takeOpTimes();
   const std::string& device() const { return device_; }
-  int streams() const { return (int)streams_.size(); }
+  int streams() const { return (int)comms_.size(); }
 
-  // Job: runs on a stream's worker thread with that stream's
-  // communicator; throws on failure.
+  // Job: a blocking collective (slow paths), run on the progress thread
+  // with its stream's communicator; @seq is the call's number. Throws on
+  // failure.
   using Job = std::function<void(struct xnic_comm*, uint64_t seq)>;
+  // Start: begins a collective on a communicator without blocking and
+  // returns its request (throws on failure); Finish runs once it is done.
+  using Start = std::function<struct xnic_coll_req*(struct xnic_comm*)>;
+  using Finish = std::function<void()>;
 
  private:
-  struct Stream;
+  struct Item;
   // Descriptor of a collective checked across ranks before it runs;
   // @localError: why this rank's own arguments are bad ("" when fine).
   struct Desc {
@@ -158,14 +170,24 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
     std::string localError;
   };
 
+  // A blocking collective (@job; none for a barrier).
   c10::intrusive_ptr<c10d::Work> enqueue(
       c10d::OpType type, std::vector<at::Tensor> outputs, const Desc& desc,
       Job job);
-  void run(Stream& s);
+  // A non-blocking one.
+  c10::intrusive_ptr<c10d::Work> enqueueAsync(
+      c10d::OpType type, std::vector<at::Tensor> outputs, const Desc& desc,
+      Start start, Finish finish);
+  c10::intrusive_ptr<c10d::Work> submit(std::unique_ptr<Item> it);
+  void progress();
+  bool advance(Item& it, bool first, bool mayStart);
+  void startCheck(Item& it);
+  std::string checkResult(const Item& it);
+  void fail(Item& it, const std::string& msg);
+  void done(Item& it, std::exception_ptr err);
   int pickStream();
   Desc describe(c10d::OpType kind, const std::vector<at::Tensor>& tensors,
                 int root);
-  void checkDesc(struct xnic_comm* comm, const Desc& d, uint64_t seq);
   void allreduceNow(struct xnic_comm* comm, at::Tensor& t,
                     c10d::ReduceOp op);
   void gatherNow(struct xnic_comm* comm, const at::Tensor& in,
@@ -175,11 +197,19 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
                    const std::vector<int64_t>& outSplits);
 
   std::string device_;
-  std::vector<std::unique_ptr<Stream>> streams_;
+  struct xnic_comm* checkComm_ = nullptr;
+  std::vector<struct xnic_comm*> comms_;  // the data streams
+  std::thread thread_;
   std::atomic<bool> critical_{false};
-  bool shut_ = false;
+  // mutex_ guards next_, seq_, incoming_, stop_ (the thread is to end
+  // once everything enqueued has finished) and shut_ (no more enqueues).
   uint64_t next_ = 0;  // round-robin over the bulk streams
-  std::mutex enqueueMutex_;
+  uint64_t seq_ = 0;   // collectives enqueued
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Item>> incoming_;
+  bool stop_ = false;
+  bool shut_ = false;
   std::mutex timesMutex_;
   std::vector<OpTimes> times_;
 };

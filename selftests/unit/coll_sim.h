@@ -302,6 +302,19 @@ int xnic_cq_wait(struct xnic_cq *cq, int timeout_ms)
 	}
 }
 
+/* No completion channel: xnic_coll_waitany() then sleeps 1 ms at most. */
+int xnic_cq_fd(const struct xnic_cq *cq)
+{
+	(void)cq;
+	return -1;
+}
+
+int xnic_cq_read_events(struct xnic_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
 void xnic_close(struct xnic_ctx *ctx)
 {
 	struct xnic_cq *cq = NULL;

@@ -166,10 +166,12 @@ static int one_bcast(struct rank_arg *a, struct xnic_comm *c, size_t bytes,
  * The non-blocking API: NB_COMMS communicators, NB_PER_COMM all-reduces
  * queued on each (odd counts: 1, fewer than ranks, primes; both types;
  * in place and not), a broadcast and a barrier behind them; finished by
- * waitall (@by_test false) or by calling test on each in turn.
+ * waitall (@how NB_WAITALL), by calling test on each in turn (NB_TEST) or
+ * by waitany, freeing each as it finishes (NB_WAITANY).
  */
-static void nb_round(struct rank_arg *a, struct xnic_comm **comms,
-		     bool by_test)
+enum { NB_WAITALL, NB_TEST, NB_WAITANY };
+
+static void nb_round(struct rank_arg *a, struct xnic_comm **comms, int how)
 {
 	static const size_t counts[] = { 1, 2, 1009, 3, 10007, 7, 4099, 5, 13 };
 	struct xnic_coll_req *reqs[NB_COMMS * (NB_PER_COMM + 2)] = { NULL };
@@ -212,7 +214,24 @@ static void nb_round(struct rank_arg *a, struct xnic_comm **comms,
 			goto out;
 		n++;
 	}
-	if (by_test) {
+	if (how == NB_WAITANY) {
+		for (left = n; left > 0; left--) {
+			i = xnic_coll_waitany(reqs, n, 60000);
+			if (i < 0) {
+				note(a, i, NULL);
+				goto out;
+			}
+			err = xnic_coll_test(reqs[i]);
+			if (err != 1) {
+				note(a, err ? err : -EPROTO, reqs[i]->comm);
+				goto out;
+			}
+			xnic_coll_req_free(reqs[i]);
+			reqs[i] = NULL;
+		}
+		if (xnic_coll_waitany(reqs, n, 0) != -EAGAIN)
+			a->bad++;	/* all done and freed */
+	} else if (how == NB_TEST) {
 		do {
 			left = 0;
 			for (i = 0; i < n; i++) {
@@ -264,9 +283,11 @@ static void nb_main(struct rank_arg *a, struct xnic_comm *c,
 			goto out;
 		}
 	}
-	nb_round(a, comms, false);
+	nb_round(a, comms, NB_WAITALL);
 	if (!a->ret)
-		nb_round(a, comms, true);
+		nb_round(a, comms, NB_TEST);
+	if (!a->ret)
+		nb_round(a, comms, NB_WAITANY);
 out:
 	for (k = 1; k < NB_COMMS; k++)
 		xnic_comm_destroy(comms[k]);
@@ -525,6 +546,8 @@ TEST(nonblocking_bad_arguments)
 	EXPECT_EQ(-EINVAL, xnic_coll_wait(NULL));
 	EXPECT_EQ(-EINVAL, xnic_coll_waitall(NULL, 2));
 	EXPECT_EQ(0, xnic_coll_waitall(NULL, 0));
+	EXPECT_EQ(-EINVAL, xnic_coll_waitany(NULL, 2, 0));
+	EXPECT_EQ(-EAGAIN, xnic_coll_waitany(NULL, 0, 5));
 	/* one rank: done at once */
 	ASSERT_EQ(0, xnic_barrier_start(c, &q));
 	EXPECT_EQ(1, xnic_coll_test(q));
