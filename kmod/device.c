@@ -22,6 +22,8 @@ static LIST_HEAD(xnic_devs);
 
 /* Runs deferred unregistrations; flushed before module unload. */
 static struct workqueue_struct *xnic_wq;
+/* Lockdep class of the MR tables' xa_lock (see xnic_dev_add()). */
+static struct lock_class_key xnic_mrs_lock_key;
 
 static int xnic_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
@@ -364,6 +366,13 @@ int xnic_dev_add(const char *name, struct net_device *ndev)
 
 	xa_init_flags(&xdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&xdev->mrs, XA_FLAGS_ALLOC);
+	/*
+	 * xa_init_flags() gives every xarray initialised in this file one
+	 * lockdep class. The QP table's lock is taken in softirq (LOCK_BH);
+	 * the MR table's never is (the receive path looks MRs up under RCU),
+	 * so its lock is a class of its own.
+	 */
+	lockdep_set_class(&xdev->mrs.xa_lock, &xnic_mrs_lock_key);
 	xdev->node_id = (ndev->dev_addr[4] << 8) | ndev->dev_addr[5];
 	/* A MAC ending in ff:ff: the broadcast id is no node's. */
 	if (xdev->node_id == XNIC_NODE_BROADCAST)

@@ -12,9 +12,6 @@
 #  2. faults injected (--inject, the tool's test hook), each failing,
 #     exit 1, with the right gate named on the last line:
 #       a miswired mesh (a link missing) -> gate links at 2 nodes;
-#       a lossy link (netem, 1 % lost: frames dropped; the only link
-#       between the two nodes, so that the bond cannot steer around it)
-#                                        -> gate stability at 2 nodes;
 #       a slow link (tbf, 8 Mbit/s, the only link between nodes 1 and 2
 #       of 3)                            -> gate bandwidth at 3 nodes.
 # The good run widens the two knee factors (--lat-factor, --busbw-factor):
@@ -28,7 +25,9 @@
 # 2-node stage passes every gate as the good mesh above (no drop summed
 # over the VMs), the 3-node stage every gate but stability (its figures
 # positive, the netem drops counted in the VMs), exit 1, the last line
-# "FAIL: gate stability at 3 nodes".
+# "FAIL: gate stability at 3 nodes". (The stability gate failing is
+# tested there only: the gates are the same code in both modes, and the
+# CI's time is short.)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 KSFT_SKIP=4
@@ -136,6 +135,5 @@ expect() {
 }
 [[ $mode == vms ]] && exit $fail
 expect links 2 -- --stages 2,4 --inject miswire:missing:0:1
-expect stability 2 -- --stages 2,4 --links-per-peer 1 --inject loss:0-1:1
 expect bandwidth 3 -- --stages 3 --links-per-peer 1 --inject cap:1-2:8mbit
 exit $fail
