@@ -72,15 +72,14 @@
 /* A requester asks for an ACK at least every this many PSNs. */
 #define XNIC_TX_ACKREQ_EVERY	16
 /*
- * Retransmission timeout (ms) when the QP's IBTA timeout attribute is 0,
- * and the ceiling of the exponential backoff (unless the attribute asks
- * for more). Once round trips are measured the timeout is
- * SRTT + 4 * RTTVAR (RFC 6298), never below XNIC_TX_RTO_MIN_US: an
- * emulated CPU stalls for milliseconds now and then.
+ * Retransmission timeout (ms) when the QP's IBTA timeout attribute is 0.
+ * Once round trips are measured the timeout is SRTT + 4 * RTTVAR
+ * (RFC 6298, rto_logic.h), never below XNIC_TX_RTO_MIN_US (an emulated
+ * CPU stalls for milliseconds now and then) nor above XNIC_RTO_MAX_NS,
+ * the ceiling of the exponential backoff too.
  */
 #define XNIC_TX_RTO_MS		20
 #define XNIC_TX_RTO_MIN_US	10000
-#define XNIC_TX_RTO_MAX_MS	1000
 /* Most receive WQEs a responder has copied out and not completed. */
 #define XNIC_RX_MAX_MSG		256
 /* Most READ_REQs a responder holds until the PSNs before them arrive. */
@@ -323,7 +322,6 @@ struct xnic_tx_slot {
  * @srtt: smoothed round trip time, ns (0: no sample yet)
  * @rttvar: round trip time variation, ns
  * @rto_base: first retransmission timeout, jiffies (the QP's timeout)
- * @rto_max: largest retransmission timeout, jiffies
  * @rto: current retransmission timeout, jiffies
  * @deadline: retransmission deadline, jiffies
  * @rnr_until: end of the RNR wait, jiffies
@@ -358,7 +356,6 @@ struct xnic_tx {
 	u64 srtt;
 	u64 rttvar;
 	unsigned long rto_base;
-	unsigned long rto_max;
 	unsigned long rto;
 	unsigned long deadline;
 	unsigned long rnr_until;

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "engine.h"
+#include "rto_logic.h"
 #include "tx_priv.h"
 
 static bool xnic_wr_has_imm(u8 opcode)
@@ -554,14 +555,14 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 /* The timeout from the round trip estimate (RFC 6298), jiffies. */
 static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 {
-	u64 us;
+	u64 ns;
 
 	if (!tx->srtt)
 		return tx->rto_base;
-	us = div_u64(tx->srtt + 4 * tx->rttvar, NSEC_PER_USEC);
-	us = max_t(u64, us, XNIC_TX_RTO_MIN_US);
+	ns = xnic_rto_ns(tx->srtt, tx->rttvar,
+			 XNIC_TX_RTO_MIN_US * (u64)NSEC_PER_USEC);
 	/* + 1: a timer fires up to a jiffy early relative to a sample. */
-	return min(usecs_to_jiffies(us) + 1, tx->rto_max);
+	return nsecs_to_jiffies(ns) + 1;
 }
 
 /**
@@ -651,9 +652,9 @@ static void xnic_tx_start(struct xnic_qp *qp)
 	 * measured this is the timeout; never below XNIC_TX_RTO_MIN_US.
 	 */
 	us = xnic_wire_ack_timeout_us(timeout) ?: XNIC_TX_RTO_MS * 1000ULL;
-	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_US, 60ULL * USEC_PER_SEC);
+	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_US,
+		     XNIC_RTO_MAX_NS / NSEC_PER_USEC);
 	tx->rto_base = max_t(unsigned long, usecs_to_jiffies(us), 2);
-	tx->rto_max = max(tx->rto_base, msecs_to_jiffies(XNIC_TX_RTO_MAX_MS));
 	tx->max_reads = clamp_t(unsigned int, rd, 1, XNIC_TX_MAX_READS);
 
 	/* A READ_REQ asks for 64 segments of mtu bytes: keep it in u32. */
@@ -722,7 +723,7 @@ static bool xnic_tx_timeout(struct xnic_qp *qp)
 	 */
 	xnic_tx_resend_from(tx, tx->una, tx->retries == 1 ? XNIC_RETX_PROBE :
 						      XNIC_RETX_OLD);
-	tx->rto = min(tx->rto * 2, tx->rto_max);
+	tx->rto = xnic_rto_backoff(tx->rto, nsecs_to_jiffies(XNIC_RTO_MAX_NS));
 	xnic_tx_restart_timer(tp);
 	return true;
 }

@@ -11,6 +11,7 @@
 #include <linux/jiffies.h>
 #include <linux/sched/clock.h>
 
+#include "rto_logic.h"
 #include "tx_priv.h"
 
 /*
@@ -111,21 +112,6 @@ static bool xnic_tx_frame_ok(struct xnic_qp *qp,
 	return true;
 }
 
-/* A round trip sample, ns (RFC 6298 section 2, alpha 1/8, beta 1/4). */
-static void xnic_tx_rtt_sample(struct xnic_tx *tx, u64 rtt)
-{
-	u64 delta;
-
-	if (!tx->srtt) {
-		tx->srtt = rtt ?: 1;
-		tx->rttvar = rtt / 2;
-		return;
-	}
-	delta = tx->srtt > rtt ? tx->srtt - rtt : rtt - tx->srtt;
-	tx->rttvar = (3 * tx->rttvar + delta) / 4;
-	tx->srtt = max_t(u64, (7 * tx->srtt + rtt) / 8, 1);
-}
-
 /*
  * Mark what an ACK covers done; take a round trip sample from the newest
  * PSN it covers that was sent once. *@holes tells whether the selective
@@ -170,7 +156,8 @@ static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
 		u64 now = local_clock();
 
 		if (now >= sample->sent)
-			xnic_tx_rtt_sample(tx, now - sample->sent);
+			xnic_rto_sample(&tx->srtt, &tx->rttvar,
+					now - sample->sent);
 	}
 	return progress;
 }

@@ -132,4 +132,55 @@ fi
 # A client with no server fails with a message and a non-zero status.
 timeout 30 $PERF write_lat -d "$DA" -p $((PORT + 1)) 127.0.0.1 >"$out" 2>&1
 fails_clearly "a client without a server" $? "$out" "connect to 127.0.0.1"
+
+# A slow link with a deep queue: both ends capped at 512 kbit/s by netem
+# with its default queue (1000 frames: far more than link credit lets in),
+# a 300 KiB WRITE each way at once, read back and compared (--verify).
+# Each queue then holds ~4.6 s of frames and the ACKs wait behind the
+# other side's data: the first round trip takes ~9 s. The retransmission
+# timeout must grow past that (it stopped at 1 s, and retry_cnt ran out:
+# XNIC_WC_RETRY_EXC_ERR on a working path). ~20-40 s.
+cnt() {
+	awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' \
+		"/sys/kernel/debug/xnic/$1/counters" 2>/dev/null
+}
+if ! modprobe sch_netem 2>/dev/null ||
+   ! tc qdisc replace dev "$A" root netem rate 512kbit ||
+   ! tc qdisc replace dev "$B" root netem rate 512kbit; then
+	not_ok "deep queue: cannot cap $A/$B with netem"
+else
+	r0=$(($(cnt "$DA" tx_retransmits) + $(cnt "$DB" tx_retransmits)))
+	t0=$(($(cnt "$DA" tx_timeouts) + $(cnt "$DB" tx_timeouts)))
+	pids=()
+	for d in "$DB $((PORT + 2))" "$DA $((PORT + 3))"; do
+		read -r dev p <<<"$d"
+		timeout 180 $PERF write_bw -d "$dev" -p "$p" >"$srv.$p" 2>&1 &
+		pids+=($!)
+	done
+	for d in "$DA $((PORT + 2))" "$DB $((PORT + 3))"; do
+		read -r dev p <<<"$d"
+		timeout 180 $PERF write_bw -d "$dev" -p "$p" -s 307200 -n 1 \
+			--verify 127.0.0.1 >"$out.$p" 2>&1 &
+		pids+=($!)
+	done
+	st=()
+	for p in "${pids[@]}"; do
+		wait "$p"
+		st+=($?)
+	done
+	tc qdisc del dev "$A" root
+	tc qdisc del dev "$B" root
+	r1=$(($(cnt "$DA" tx_retransmits) + $(cnt "$DB" tx_retransmits)))
+	t1=$(($(cnt "$DA" tx_timeouts) + $(cnt "$DB" tx_timeouts)))
+	if [[ ${st[*]} != "0 0 0 0" ]] ||
+	   ! grep -q '^verify: 307200 bytes 1 messages' "$out.$((PORT + 2))" ||
+	   ! grep -q '^verify: 307200 bytes 1 messages' "$out.$((PORT + 3))"; then
+		not_ok "deep queue: 300 KiB each way at 512 kbit/s (servers, clients: ${st[*]})"
+		cat "$srv.$((PORT + 2))" "$srv.$((PORT + 3))" \
+			"$out.$((PORT + 2))" "$out.$((PORT + 3))"
+	else
+		ok "deep queue: 300 KiB each way at 512 kbit/s verified ($((r1 - r0)) retransmits, $((t1 - t0)) timeouts)"
+	fi
+	rm -f "$srv".* "$out".*
+fi
 tap_end
