@@ -240,7 +240,7 @@ drop:
  * @cm: the device's CM
  * @c: the record; freed
  *
- * Context: @cm->lock held (or the CM being torn down).
+ * Context: @cm->lock held.
  */
 void xnic_cm_free(struct xnic_cm *cm, struct xnic_cm_conn *c)
 {
@@ -919,8 +919,15 @@ void xnic_cm_dev_cleanup(struct xnic_dev *xdev)
 	cm->dying = true;
 	spin_unlock_bh(&cm->lock);
 	cancel_delayed_work_sync(&cm->work);
+	/*
+	 * Under the lock, softirqs off: the receive path takes the table's
+	 * xa_lock in softirq (xnic_cm_alloc()), so it is never taken with
+	 * softirqs on (lockdep).
+	 */
+	spin_lock_bh(&cm->lock);
 	xa_for_each(&cm->conns, id, c)
 		xnic_cm_free(cm, c);
+	spin_unlock_bh(&cm->lock);
 	hash_for_each_safe(cm->listeners, bkt, tmp, l, hnode) {
 		hash_del(&l->hnode);
 		kfree(l);
