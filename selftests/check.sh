@@ -86,8 +86,7 @@ fi
 if [[ $mode != --unit-only && $mode != --debug ]]; then
 	# Staged validation with each node in its own VM (on the host: it
 	# boots them): bring-up, matrix, stability run and all-reduce across
-	# VMs at 2 nodes (every gate passed) and 3 (a lossy link there fails
-	# the stability gate).
+	# 2 VMs, every gate passed but stability (a lossy link fails it).
 	# A VM that stalls fails in 10 minutes, not in the default half hour.
 	echo "=== selftests/xnic_validate_test.sh --vms"
 	start=$SECONDS
