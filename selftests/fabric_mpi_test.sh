@@ -51,6 +51,14 @@ mpi() {
 		-x FI_PROVIDER_PATH="$TOP/fabric" -x FI_PROVIDER=xnic "$@"
 }
 
+show() { # FILE: mpirun's output; Open MPI's [host:pid] lines only on failure
+	if grep -q "fabric_mpi_test: .* ranks: PASS" "$1"; then
+		grep -v "^\\[" "$1"
+	else
+		cat "$1"
+	fi | sed 's/^/#   /'
+}
+
 cm_est() { # NODE: its device's established connections
 	mesh_exec "$1" cat "/sys/class/infiniband/xnic$1/ports/1/hw_counters/cm_established"
 }
@@ -60,7 +68,7 @@ for np in $RANKS; do
 	for ((i = 0; i < np; i++)); do before+=("$(cm_est $i)"); done
 	mpi "$np" selftests/fabric_mpi_test >"$out/run$np" 2>&1
 	rc=$?
-	grep -v "^\\[" "$out/run$np" | sed 's/^/#   /'
+	show "$out/run$np"
 	check "mpirun -np $np (mtl ofi on xnic): fabric_mpi_test passes (exit $rc)" \
 		grep -q "fabric_mpi_test: $np ranks: PASS" "$out/run$np"
 	check "-np $np: Open MPI chose the ofi mtl's xnic provider" \
@@ -74,7 +82,7 @@ for np in $RANKS; do
 		test -z "$moved"
 	mpi "$np" selftests/fabric_mpi_test --rma >"$out/rma$np" 2>&1
 	rc=$?
-	grep -v "^\\[" "$out/rma$np" | sed 's/^/#   /'
+	show "$out/rma$np"
 	check "-np $np: one-sided MPI_Put/MPI_Get (osc pt2pt) checked (exit $rc)" \
 		grep -q "fabric_mpi_test: $np ranks: PASS" "$out/rma$np"
 done
@@ -88,7 +96,7 @@ mesh_exec 0 ip link set "$cut0" down && mesh_exec 1 ip link set "$cut1" down
 wait "$mpid"
 rc=$?
 mesh_exec 0 ip link set "$cut0" up && mesh_exec 1 ip link set "$cut1" up
-grep -v "^\\[" "$out/cut" | sed 's/^/#   /'
+show "$out/cut"
 check "-np 2 with a member link cut mid-run: passes (exit $rc)" \
 	grep -q "fabric_mpi_test: 2 ranks: PASS" "$out/cut"
 
