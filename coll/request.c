@@ -13,7 +13,7 @@
 
 #include "priv.h"
 
-/* Communicators xnic_coll_waitany() sleeps on at once (more: it polls). */
+/* Communicators a wait sleeps on at once (with more, it polls). */
 #define XNIC_COLL_WAITANY_FDS	16
 
 /**
@@ -144,83 +144,33 @@ int xnic_coll_test(struct xnic_coll_req *req)
 }
 
 /*
- * Nothing moved: busy-poll for spin_us after the last progress, then
- * sleep on the CQ until a completion (at most 1 ms while a full SQ or RQ
- * is pending, which raises no completion; at most @cap_ms anyway).
+ * One pass over @reqs (NULL entries skipped): advance the communicator of
+ * each unfinished request. *@moved: some communicator made progress;
+ * *@pending: some request is still unfinished. Returns the index of the
+ * first finished request, or -1.
  */
-static int xnic_coll_idle(struct xnic_comm *c, int cap_ms)
+static int xnic_coll_step(struct xnic_coll_req **reqs, int n, bool *moved,
+			  bool *pending)
 {
-	uint64_t t = xnic_coll_now_ns(), idle = t - c->last_ns;
-	uint64_t tmo = (uint64_t)c->timeout_ms * 1000000ULL;
-	int ms, ret;
+	int i, done = -1;
 
-	if (idle < (uint64_t)c->spin_us * 1000ULL || idle >= tmo)
-		return 0;
-	ms = (int)((tmo - idle + 999999) / 1000000);
-	if (c->need_poll && ms > 1)
-		ms = 1;
-	if (ms > cap_ms)
-		ms = cap_ms;
-	ret = xnic_cq_wait(c->cq, ms);
-	if (ret && ret != -ETIMEDOUT && ret != -EINTR)
-		return xnic_coll_seterr(c, ret, "waiting on the CQ: %s",
-					xnic_strerror(ret));
-	return 0;
-}
-
-int xnic_coll_wait(struct xnic_coll_req *req)
-{
-	struct xnic_coll_req *reqs[1] = { req };
-
-	if (!req)
-		return xnic_coll_seterr(NULL, -EINVAL, "wait: no request");
-	return xnic_coll_waitall(reqs, 1);
-}
-
-int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
-{
-	struct xnic_comm *sleep_on;
-	bool moved;
-	int i, ret;
-
-	if (n > 0 && !reqs)
-		return xnic_coll_seterr(NULL, -EINVAL, "waitall: no requests");
-	for (;;) {
-		moved = false;
-		sleep_on = NULL;
-		for (i = 0; i < n; i++) {
-			struct xnic_coll_req *q = reqs[i];
-
-			if (!q || q->state == XNIC_COLL_REQ_DONE)
-				continue;
-			xnic_coll_advance(q->comm);
-			moved |= q->comm->progress;
-			if (q->state != XNIC_COLL_REQ_DONE && !sleep_on)
-				sleep_on = q->comm;
-		}
-		if (!sleep_on)
-			break;
-		if (moved)
-			continue;
-		ret = xnic_coll_idle(sleep_on, n > 1 ? 1 : 1000);
-		if (ret)
-			xnic_coll_fail(sleep_on, ret);
-	}
-	ret = 0;
+	*moved = false;
+	*pending = false;
 	for (i = 0; i < n; i++) {
-		if (!reqs[i])
+		struct xnic_coll_req *q = reqs[i];
+
+		if (!q)
 			continue;
-		if (!ret && reqs[i]->err) {
-			ret = reqs[i]->err;
-			/* Its communicator's message is the one to read. */
-			if (reqs[i]->comm)
-				xnic_coll_seterr(NULL, ret, "%s",
-						 reqs[i]->comm->err);
+		if (q->state != XNIC_COLL_REQ_DONE) {
+			xnic_coll_advance(q->comm);
+			*moved |= q->comm->progress;
 		}
-		free(reqs[i]);
-		reqs[i] = NULL;
+		if (q->state != XNIC_COLL_REQ_DONE)
+			*pending = true;
+		else if (done < 0)
+			done = i;
 	}
-	return ret;
+	return done;
 }
 
 /*
@@ -269,6 +219,46 @@ static void xnic_coll_idle_any(struct xnic_coll_req **reqs, int n, int ms)
 			xnic_cq_read_events(cq[k]);
 }
 
+int xnic_coll_wait(struct xnic_coll_req *req)
+{
+	struct xnic_coll_req *reqs[1] = { req };
+
+	if (!req)
+		return xnic_coll_seterr(NULL, -EINVAL, "wait: no request");
+	return xnic_coll_waitall(reqs, 1);
+}
+
+int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
+{
+	bool moved, pending;
+	int i, ret;
+
+	if (n > 0 && !reqs)
+		return xnic_coll_seterr(NULL, -EINVAL, "waitall: no requests");
+	for (;;) {
+		xnic_coll_step(reqs, n, &moved, &pending);
+		if (!pending)
+			break;
+		if (!moved)
+			xnic_coll_idle_any(reqs, n, 1000);
+	}
+	ret = 0;
+	for (i = 0; i < n; i++) {
+		if (!reqs[i])
+			continue;
+		if (!ret && reqs[i]->err) {
+			ret = reqs[i]->err;
+			/* Its communicator's message is the one to read. */
+			if (reqs[i]->comm)
+				xnic_coll_seterr(NULL, ret, "%s",
+						 reqs[i]->comm->err);
+		}
+		free(reqs[i]);
+		reqs[i] = NULL;
+	}
+	return ret;
+}
+
 int xnic_coll_waitany(struct xnic_coll_req **reqs, int n, int timeout_ms)
 {
 	uint64_t end = xnic_coll_now_ns() +
@@ -280,21 +270,9 @@ int xnic_coll_waitany(struct xnic_coll_req **reqs, int n, int timeout_ms)
 	if (n > 0 && !reqs)
 		return xnic_coll_seterr(NULL, -EINVAL, "waitany: no requests");
 	for (;;) {
-		moved = false;
-		pending = false;
-		for (i = 0; i < n; i++) {
-			struct xnic_coll_req *q = reqs[i];
-
-			if (!q)
-				continue;
-			if (q->state != XNIC_COLL_REQ_DONE) {
-				xnic_coll_advance(q->comm);
-				moved |= q->comm->progress;
-			}
-			if (q->state == XNIC_COLL_REQ_DONE)
-				return i;
-			pending = true;
-		}
+		i = xnic_coll_step(reqs, n, &moved, &pending);
+		if (i >= 0)
+			return i;
 		now = xnic_coll_now_ns();
 		if (!pending || now >= end)
 			return -EAGAIN;
