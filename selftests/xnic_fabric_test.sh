@@ -165,11 +165,14 @@ rc=0
 check "spine set down then deleted under traffic: nothing lost" test "$rc" = 0
 # Per-path state: node 0's paths over spine s0's planes to the other
 # appliance are lost (down); over s1's, up and answered with an RTT.
+# The traffic moved to s1's paths can lose heartbeats while it runs (the
+# health patrol does not yet tell congestion from a failing link, #19):
+# the state is read again, up to 15 s, until s1's paths are back up.
 far=$(for g in 3 4 5; do tools/xnictl -j show "xf$g"; done |
 	grep -o '"node_id": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
-tools/xnictl -j peer show xf0 >"$W/paths.json"
-check "per-path state: s0's paths to the other appliance down, s1's up" \
-	python3 - "$W/paths.json" "$far" <<'PY'
+paths_ok() {
+	tools/xnictl -j peer show xf0 >"$W/paths.json" &&
+		python3 - "$W/paths.json" "$far" <<'PY'
 import json, re, sys
 paths, far = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
 def over(spine):
@@ -185,6 +188,15 @@ ok = (down and up and
           for p in up))
 sys.exit(0 if ok else 1)
 PY
+}
+prc=1
+for _ in $(seq 10); do
+	paths_ok >"$W/paths.out" && prc=0 && break
+	sleep 1.5
+done
+cat "$W/paths.out"
+check "per-path state: s0's paths to the other appliance down, s1's up" \
+	test "$prc" = 0
 fabric_down
 
 # 4. miswires
