@@ -25,7 +25,8 @@
 #     wrong leaf, a missing uplink, a leaf not on a spine.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-KSFT_SKIP=4
+# shellcheck source-path=SCRIPTDIR source=xt_tap.sh
+. selftests/xt_tap.sh
 [[ -x tools/xnictl && -x coll/xnic-allreduce && -x topo/xnic-map ]] ||
 	{ echo "SKIP: tools not built"; exit $KSFT_SKIP; }
 command -v bridge >/dev/null || { echo "SKIP: no bridge (iproute2)"; exit $KSFT_SKIP; }
@@ -33,10 +34,6 @@ command -v bridge >/dev/null || { echo "SKIP: no bridge (iproute2)"; exit $KSFT_
 . tools/xnic-fabric
 W=$(mktemp -d)
 trap 'fabric_down; rm -rf "$W"' EXIT
-fail=0 n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
 
 # tx frames of every plane link of every node
 plane_tx() {
@@ -69,7 +66,7 @@ allreduce() { # COUNT ITERS PORT [xnic-allreduce options]
 
 # 1. discovery
 check "fabric up (2 appliances x 3 nodes, 2 uplinks, 2 spines)" fabric_up 2 3 2 2
-((fail)) && exit 1
+((failed)) && tap_end
 check "every node hears every node it is wired to" fabric_wait
 sleep 1
 check "discovery read out" fabric_discover "$W/d"
@@ -170,9 +167,9 @@ check "spine set down then deleted under traffic: nothing lost" test "$rc" = 0
 # the state is read again, up to 15 s, until s1's paths are back up.
 far=$(for g in 3 4 5; do tools/xnictl -j show "xf$g"; done |
 	grep -o '"node_id": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
-paths_ok() {
+paths_ok() { # its verdict in $W/paths.out
 	tools/xnictl -j peer show xf0 >"$W/paths.json" &&
-		python3 - "$W/paths.json" "$far" <<'PY'
+		python3 - "$W/paths.json" "$far" >"$W/paths.out" <<'PY'
 import json, re, sys
 paths, far = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
 def over(spine):
@@ -189,20 +186,15 @@ ok = (down and up and
 sys.exit(0 if ok else 1)
 PY
 }
-prc=1
-for _ in $(seq 10); do
-	paths_ok >"$W/paths.out" && prc=0 && break
-	sleep 1.5
-done
-cat "$W/paths.out"
 check "per-path state: s0's paths to the other appliance down, s1's up" \
-	test "$prc" = 0
+	wait_for 15 paths_ok
+cat "$W/paths.out"
 fabric_down
 
 # 4. miswires
 miswire() { # SPEC PATTERN
 	local rc
-	FABRIC_MISWIRE=$1 fabric_up 2 3 2 2 || { nok "$1: fabric up"; fabric_down; return; }
+	FABRIC_MISWIRE=$1 fabric_up 2 3 2 2 || { not_ok "$1: fabric up"; fabric_down; return; }
 	sleep 4	# HELLOs every second; it never completes
 	fabric_discover "$W/m"
 	tools/xnic-fabric-topo "$W/m" "$W/m.json" >"$W/m.out" 2>&1
@@ -211,12 +203,11 @@ miswire() { # SPEC PATTERN
 	if ((rc == 1)) && grep -q -- "$2" "$W/m.out"; then
 		ok "miswire $1 FAILs: $2"
 	else
-		nok "miswire $1 FAILs naming '$2' (rc $rc)"
+		not_ok "miswire $1 FAILs naming '$2' (rc $rc)"
 	fi
 	fabric_down
 }
 miswire wrongleaf:0:1:0:1 "uplink 0 of a0n1 is on leaf a1l0, wired for a0l0"
 miswire nouplink:1:2:1 "uplink 1 of a1n2 is missing"
 miswire nospine:0:1:1 "leaf a0l1 is not on spine s1"
-echo "# $n checks"
-exit $fail
+tap_end
