@@ -566,6 +566,24 @@ static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 }
 
 /**
+ * xnic_tx_responded() - the responder answered: restart the count of
+ *	timeouts without a response
+ * @tx: the requester
+ *
+ * The transport retry counter (the QP's retry_cnt) and the backed-off
+ * timeout count expiries of the transport timer with no response at all;
+ * an ACK of new PSNs or an RNR NAK (counted by the RNR retry counter)
+ * starts them again: the timeout is recomputed from the estimate.
+ *
+ * Context: tp lock held.
+ */
+void xnic_tx_responded(struct xnic_tx *tx)
+{
+	tx->retries = 0;
+	tx->rto = xnic_tx_rto(tx);
+}
+
+/**
  * xnic_tx_progress() - after slots became done: move una, restart the
  *	retransmission timer
  * @tp: the QP's transport
@@ -582,8 +600,7 @@ void xnic_tx_progress(struct xnic_tp_qp *tp)
 	if (una != tx->una)
 		tx->rnr_retries = 0;
 	tx->una = una;
-	tx->retries = 0;
-	tx->rto = xnic_tx_rto(tx);
+	xnic_tx_responded(tx);
 	tx->timer_on = una != tx->next_psn;
 	/*
 	 * The timer is armed at the old deadline or earlier: when it fires

@@ -229,6 +229,13 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			xnic_tx_fail(qp, w, XNIC_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
+		/*
+		 * Else a SEND that waits long for a receive WQE on a lossy
+		 * link collects the timeouts of every resend or RNR NAK lost
+		 * in all its RNR rounds and fails with XNIC_WC_RETRY_EXC_ERR
+		 * on a path that works.
+		 */
+		xnic_tx_responded(tx);
 		tx->rnr_wait = true;
 		delay = xnic_wire_rnr_us(ack->rnr_timer);
 		tx->rnr_until = jiffies + max(usecs_to_jiffies(delay), 1UL);

@@ -54,6 +54,7 @@ void xnic_tx_fail(struct xnic_qp *qp, struct xnic_tx_wqe *w, u8 status);
 int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx);
 void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode);
 void xnic_tx_progress(struct xnic_tp_qp *tp);
+void xnic_tx_responded(struct xnic_tx *tx);
 bool xnic_tx_complete(struct xnic_qp *qp);
 void xnic_tx_push(struct xnic_qp *qp);
 

@@ -8,7 +8,8 @@
  *    destination stay untouched;
  *  - multi-SGE gathers and scatters across two MRs, inline data,
  *    unsignaled WQEs followed by a signaled one, 64 QP pairs with their
- *    own CQs at once, WRITE_WITH_IMM ordering, SEND_WITH_IMM, RNR;
+ *    own CQs at once, WRITE_WITH_IMM ordering, SEND_WITH_IMM, RNR (also
+ *    for seconds on a lossy link);
  *  - the zero-syscall claim: a child posts and reaps thousands of WQEs
  *    under a seccomp filter that traps every system call but exit_group;
  *    the idle engine sleeps (NEED_WAKEUP, no CPU time) and wakes on the
@@ -777,6 +778,57 @@ TEST_F_TIMEOUT(dp, rnr_send_before_recv, 120)
 		TH_LOG("%s", xt_error());
 	EXPECT_SUCCESS_CQE(c[0], XNIC_WC_SEND, 0, 10000, self->c.qp[0]->qpn);
 	EXPECT_SUCCESS_CQE(c[1], XNIC_WC_SEND, 1, 10000, self->c.qp[0]->qpn);
+}
+
+/*
+ * A SEND that waits for a receive WQE for seconds on a link that loses
+ * 10 % of the responder's frames: every RNR NAK or ACK lost costs the
+ * requester a timeout, many more than its retry_cnt (7) in all, but
+ * never 8 in a row without an answer. Each RNR NAK is an answer, so the
+ * SEND must not fail with "retry counter exceeded", and the timeout must
+ * not back off to seconds (both happened until an RNR NAK restarted the
+ * count: it counts timeouts without a response).
+ */
+TEST_F_TIMEOUT(dp, rnr_send_waits_on_lossy_link, 120)
+{
+	uint64_t rnr0 = 0, rnr1 = 0, to0 = 0, to1 = 0;
+	const char *nd = self->env.dev[1].netdev;
+	struct xnic_sge s, rs;
+	struct xnic_cqe c;
+	int n;
+
+	CONN_UP(&self->env, &self->c, 64, NULL);
+	if (xt_sh("tc qdisc add dev %s root netem loss 10%% 2>/dev/null", nd))
+		SKIP(return, "tc netem not available");
+	ASSERT_EQ(0, xt_counter(self->env.dev[1].name, "rnr_naks_sent",
+				&rnr0)) TH_LOG("%s", xt_error());
+	ASSERT_EQ(0, xt_counter(self->env.dev[0].name, "tx_timeouts", &to0));
+	xt_fill(self->a.p, 10000, 51);
+	s = sge_of(&self->a, 0, 10000);
+	ASSERT_EQ(0, xnic_post_send(self->c.qp[0], &s, 1, 1,
+				    XNIC_WQE_F_SIGNALED));
+	n = xt_quiet(self->c.cq[0], &c, 1, 6000);
+	ASSERT_EQ(0, xt_counter(self->env.dev[1].name, "rnr_naks_sent",
+				&rnr1));
+	ASSERT_EQ(0, xt_counter(self->env.dev[0].name, "tx_timeouts", &to1));
+	xt_sh("tc qdisc del dev %s root", nd);
+	ksft_print_msg("6 s waiting: %llu RNR NAKs, %llu timeouts\n",
+		       (unsigned long long)(rnr1 - rnr0),
+		       (unsigned long long)(to1 - to0));
+	ASSERT_EQ(0, n) TH_LOG("the SEND ended without a receive WQE: %s",
+			       xt_cqe_str(&c));
+	EXPECT_LT(rnr0 + 100, rnr1);
+	/* Else the loss was too little to test anything. */
+	EXPECT_LT(to0 + 7, to1);
+	rs = sge_of(&self->b, 0, 10000);
+	ASSERT_EQ(0, xnic_post_recv(self->c.qp[1], &rs, 1, 2));
+	ASSERT_EQ(1, xt_reap(self->c.cq[1], &c, 1, XT_WAIT_MS))
+		TH_LOG("%s", xt_error());
+	EXPECT_SUCCESS_CQE(c, XNIC_WC_RECV, 2, 10000, self->c.qp[1]->qpn);
+	ASSERT_BYTES(self->b.p, self->a.p, 10000, "RNR'd SEND, lossy link");
+	ASSERT_EQ(1, xt_reap(self->c.cq[0], &c, 1, XT_WAIT_MS))
+		TH_LOG("%s", xt_error());
+	EXPECT_SUCCESS_CQE(c, XNIC_WC_SEND, 1, 10000, self->c.qp[0]->qpn);
 }
 
 /* --------------------------------------------------- zero syscalls -- */
