@@ -19,7 +19,7 @@
  *     QP of every bit set. The cost depends on the contexts and the bits
  *     rung, never on the number of idle QPs;
  *  2. hands up to XNIC_ENGINE_RX_BUDGET frames the receive path deferred
- *     (HELLOs) to xnic_tp_rx_deferred();
+ *     (HELLOs, bulk data) to xnic_tp_rx_deferred();
  *  3. runs every active QP: a QP that entered the error state is flushed
  *     once (xnic_tp_qp_flush()); otherwise xnic_tp_qp_process() says
  *     whether it stays active (BUSY) or leaves the list (IDLE: its timer,
@@ -393,11 +393,14 @@ void xnic_engine_reset_qp(struct xnic_dev *xdev, struct xnic_qp *qp)
 /**
  * xnic_engine_rx() - defer a received frame to the engine thread
  * @xdev: the device
- * @skb: an xnic frame that passed xnic_tp_rx()'s checks; consumed
+ * @skb: an xnic frame xnic_tp_rx() checked (a bulk data frame: its
+ *	header); consumed
  *
- * For what must not run in softirq (HELLOs: the peer table). The queue is
+ * For what must not run in softirq (HELLOs: the peer table) and bulk data,
+ * which the engine checks and places on its own CPU. The queue is
  * bounded: beyond XNIC_ENGINE_RXQ_MAX frames, or while the engine stops,
- * frames are dropped and counted.
+ * frames are dropped and counted (a dropped data frame is resent, as a
+ * lost one is; link credit keeps senders below the bound).
  *
  * Context: softirq (the member links' packet handler), under RCU.
  */

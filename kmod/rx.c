@@ -17,9 +17,11 @@
  * goes to error.
  *
  * Everything here runs in the receive softirq under the QP's tp lock
- * (transport_priv.h), but for HELLOs, which the engine thread handles
- * (the peer table's lock is not BH safe), and READ responses left over,
- * which xnic_tp_qp_process() sends.
+ * (transport_priv.h), but for bulk data frames, which the receiving
+ * device's engine thread checks and places with bottom halves off (a CPU
+ * of its own, xnic_rx_to_engine()), HELLOs, which it handles (the peer
+ * table's lock is not BH safe), and READ responses left over, which
+ * xnic_tp_qp_process() sends.
  */
 #include <linux/jiffies.h>
 
@@ -562,81 +564,90 @@ static void xnic_rx_dispatch(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	xnic_rx_request(qp, i, skb);
 }
 
-/**
- * xnic_tp_rx() - handle one received frame
- * @xdev: the device
- * @skb: the frame, data at the xnic header (the Ethernet header before
- *	it); consumed
- *
- * Drops and counts frames that are malformed, fail the frame check, are not
- * for this node, come from a node over a path HELLO did not teach us
- * (forged), or name a QP that does not exist or is not connected to the
- * sender. HELLOs go to the engine thread (xnic_tp_rx_deferred()).
- *
- * Context: softirq (the member links' packet handler).
+static struct xnic_uint_param rx_engine_min = {
+	.val = 1024, .min = 0, .max = U16_MAX,
+};
+module_param_cb(rx_engine_min, &xnic_uint_param_ops, &rx_engine_min, 0644);
+MODULE_PARM_DESC(rx_engine_min,
+		 "Payload bytes from which a received WRITE, SEND or READ response frame is checked and placed by the device's engine thread rather than in the packet handler; 0: never (default 1024)");
+
+/*
+ * Whether the engine takes @i's frame: bulk data. The packet handler runs
+ * on the CPU that sent the frame (veth, or a NIC's one receive queue for
+ * a protocol it cannot hash), so checking and placing bulk data there
+ * serialises a stream's sender and receiver on one CPU; the engine thread
+ * of the receiving device is a CPU of its own, as a NIC's receive engine
+ * is. Small frames (ACKs, latency-bound messages) stay in the handler:
+ * no thread wakeup in their round trip. A small frame may thus overtake
+ * bulk frames of its QP queued for the engine: the responder takes PSNs
+ * in any order, as it does from sprayed links.
  */
-void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
+static bool xnic_rx_to_engine(const struct xnic_wire_info *i)
 {
-	enum xnic_wire_verdict verdict;
-	struct xnic_wire_hdr hdr;
-	struct xnic_wire_info i;
+	u32 min = READ_ONCE(rx_engine_min.val);
+
+	return min && i->payload_len >= min &&
+	       (i->opcode == XNIC_OP_WRITE || i->opcode == XNIC_OP_SEND ||
+		i->opcode == XNIC_OP_READ_RESP);
+}
+
+/*
+ * The checks and the dispatch of a frame whose header passed
+ * xnic_wire_check(), in softirq or with bottom halves off. @in_engine:
+ * called by the engine thread for bulk data, else by the packet handler.
+ * skb->dev may be gone in the engine: it is only compared with member
+ * links' netdevs.
+ */
+static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
+			  const struct xnic_wire_hdr *hdr,
+			  const struct xnic_wire_info *i, bool in_engine)
+{
 	struct xnic_tp_qp *tp;
 	struct xnic_qp *qp;
 
-	xnic_cnt_inc(xdev, XNIC_CNT_RX_FRAMES);
-	xnic_cnt_add(xdev, XNIC_CNT_RX_BYTES, skb->len);
-	if (skb_copy_bits(skb, 0, &hdr, sizeof(hdr))) {
-		xnic_cnt_inc(xdev, XNIC_CNT_MALFORMED);
-		goto drop;
+	if (!in_engine && xnic_rx_to_engine(i)) {
+		xnic_engine_rx(xdev, skb);
+		return;
 	}
-	xnic_wire_decode(&i, &hdr);
-	verdict = xnic_wire_check(&i, skb->len, xdev->node_id);
-	if (verdict) {
-		xnic_cnt_inc(xdev, verdict == XNIC_WIRE_NOT_FOR_US ?
-			     XNIC_CNT_MISDIRECTED : XNIC_CNT_MALFORMED);
-		ibdev_dbg_ratelimited(&xdev->ibdev,
-				      "dropped frame from node %u: verdict %d\n",
-				      i.src_node, verdict);
-		goto drop;
-	}
-	if (!xnic_frame_check_ok(skb, &hdr)) {
+	if (!xnic_frame_check_ok(skb, hdr)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_CRC_ERRORS);
 		xnic_bond_crc_error(xdev, skb);
 		goto drop;
 	}
-	if (i.opcode == XNIC_OP_HELLO) {
+	if (i->opcode == XNIC_OP_HELLO) {
+		/* The engine learns peers (the peer table's lock). */
 		xnic_engine_rx(xdev, skb);
 		return;
 	}
-	if (!xnic_peer_check_src(xdev, i.src_node, skb)) {
+	if (!xnic_peer_check_src(xdev, i->src_node, skb)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_FORGED);
 		goto drop;
 	}
-	if (i.opcode == XNIC_OP_HEARTBEAT) {
-		xnic_bond_hb_rx(xdev, skb, &i);
+	if (i->opcode == XNIC_OP_HEARTBEAT) {
+		xnic_bond_hb_rx(xdev, skb, i);
 		consume_skb(skb);
 		return;
 	}
-	if (i.opcode == XNIC_OP_CM) {
-		xnic_cm_rx(xdev, &i, skb);
+	if (i->opcode == XNIC_OP_CM) {
+		xnic_cm_rx(xdev, i, skb);
 		consume_skb(skb);
 		return;
 	}
-	if (i.opcode == XNIC_OP_CREDIT && (i.flags & XNIC_WF_LINK)) {
-		xnic_lcr_rx_frame(xdev, skb, &i);
+	if (i->opcode == XNIC_OP_CREDIT && (i->flags & XNIC_WF_LINK)) {
+		xnic_lcr_rx_frame(xdev, skb, i);
 		consume_skb(skb);
 		return;
 	}
 	/* Taken off the link: its link credit goes back (link_credit.c). */
-	xnic_lcr_rx_count(xdev, skb, &i);
-	qp = xnic_qp_get(xdev, i.dst_qpn);
+	xnic_lcr_rx_count(xdev, skb, i);
+	qp = xnic_qp_get(xdev, i->dst_qpn);
 	if (!qp) {
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
 		goto drop;
 	}
 	tp = xnic_tp_lock(qp);
 	if (tp) {
-		xnic_rx_dispatch(qp, &i, skb);
+		xnic_rx_dispatch(qp, i, skb);
 		xnic_tp_unlock(tp);
 	} else {
 		xnic_cnt_inc(xdev, XNIC_CNT_BAD_QP_STATE);
@@ -648,10 +659,66 @@ drop:
 	kfree_skb(skb);
 }
 
+/* The frame's header, decoded and checked; false (counted) if bad. */
+static bool xnic_rx_header(struct xnic_dev *xdev, struct sk_buff *skb,
+			   struct xnic_wire_hdr *hdr, struct xnic_wire_info *i)
+{
+	enum xnic_wire_verdict verdict;
+
+	if (skb_copy_bits(skb, 0, hdr, sizeof(*hdr))) {
+		xnic_cnt_inc(xdev, XNIC_CNT_MALFORMED);
+		return false;
+	}
+	xnic_wire_decode(i, hdr);
+	verdict = xnic_wire_check(i, skb->len, xdev->node_id);
+	if (verdict) {
+		xnic_cnt_inc(xdev, verdict == XNIC_WIRE_NOT_FOR_US ?
+			     XNIC_CNT_MISDIRECTED : XNIC_CNT_MALFORMED);
+		ibdev_dbg_ratelimited(&xdev->ibdev,
+				      "dropped frame from node %u: verdict %d\n",
+				      i->src_node, verdict);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * xnic_tp_rx() - handle one received frame
+ * @xdev: the device
+ * @skb: the frame, data at the xnic header (the Ethernet header before
+ *	it); consumed
+ *
+ * Drops and counts frames that are malformed, fail the frame check, are not
+ * for this node, come from a node over a path HELLO did not teach us
+ * (forged), or name a QP that does not exist or is not connected to the
+ * sender. HELLOs and bulk data (xnic_rx_to_engine()) go to the engine
+ * thread (xnic_tp_rx_deferred()) once their header is checked.
+ *
+ * Context: softirq (the member links' packet handler).
+ */
+void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
+{
+	struct xnic_wire_hdr hdr;
+	struct xnic_wire_info i;
+
+	xnic_cnt_inc(xdev, XNIC_CNT_RX_FRAMES);
+	xnic_cnt_add(xdev, XNIC_CNT_RX_BYTES, skb->len);
+	if (!xnic_rx_header(xdev, skb, &hdr, &i)) {
+		kfree_skb(skb);
+		return;
+	}
+	xnic_rx_frame(xdev, skb, &hdr, &i, false);
+}
+
 /**
  * xnic_tp_rx_deferred() - handle a frame xnic_tp_rx() left to the engine
  * @xdev: the device
- * @skb: a HELLO that passed xnic_tp_rx()'s checks; consumed
+ * @skb: a HELLO that passed xnic_tp_rx()'s checks, or a bulk data frame
+ *	whose header did; consumed
+ *
+ * A HELLO teaches the peer table. Bulk data gets the rest of the checks
+ * and is handled with bottom halves off, as in the packet handler (the
+ * transport takes its locks without _bh there).
  *
  * Context: the engine thread.
  */
@@ -660,12 +727,22 @@ void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb)
 	struct xnic_wire_hdr hdr;
 	struct xnic_wire_info i;
 
-	if (!skb_copy_bits(skb, 0, &hdr, sizeof(hdr))) {
-		xnic_wire_decode(&i, &hdr);
-		if (i.opcode == XNIC_OP_HELLO)
-			xnic_peer_hello_rx(xdev, skb, &i);
+	if (skb_copy_bits(skb, 0, &hdr, sizeof(hdr))) {
+		kfree_skb(skb);
+		return;
 	}
-	consume_skb(skb);
+	xnic_wire_decode(&i, &hdr);
+	if (i.opcode == XNIC_OP_HELLO) {
+		/* Checked already; the peer table's lock is not BH safe. */
+		xnic_peer_hello_rx(xdev, skb, &i);
+		consume_skb(skb);
+		return;
+	}
+	local_bh_disable();
+	rcu_read_lock();
+	xnic_rx_frame(xdev, skb, &hdr, &i, true);
+	rcu_read_unlock();
+	local_bh_enable();
 }
 
 /**

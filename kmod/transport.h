@@ -57,7 +57,7 @@ enum xnic_tp_status {
  *	that had frames to send from before to the engine (XNIC_TP_BUSY).
  * xnic_tp_rx(): handle one received frame (consumes @skb); softirq.
  * xnic_tp_rx_deferred(): handle a frame xnic_tp_rx() handed to the engine
- *	(HELLOs; consumes @skb); engine thread.
+ *	(HELLOs, bulk data; consumes @skb); engine thread.
  * xnic_tp_qp_flush(): the QP entered the error state: complete every
  *	outstanding SQ and RQ WQE with a flush error. Process context.
  */
