@@ -102,8 +102,9 @@ void xnic_dev_update_port(struct xnic_dev *xdev)
 
 /*
  * Receive hook of a member link (softirq, RCU read side): the transport
- * handles the frame right here (transport.h: xnic_tp_rx()), with no thread
- * handoff; the device outlives its links' hooks (dev_remove_pack()).
+ * handles the frame right here (transport.h: xnic_tp_rx()), but for HELLOs
+ * and bulk data, which it hands to the engine thread; the device outlives
+ * its links' hooks (dev_remove_pack()).
  */
 static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 			 struct packet_type *pt, struct net_device *orig_dev)
