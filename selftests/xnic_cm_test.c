@@ -87,18 +87,6 @@ FIXTURE_TEARDOWN(cm)
 	xt_env_teardown(&self->env);
 }
 
-/* A CM counter of a device (hw_counters: the CM's are not in debugfs). */
-static uint64_t cm_counter(const char *dev, const char *name)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
-	if (xt_read_file(path, buf, sizeof(buf)) < 0)
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 10);
-}
-
 /* A counter moved by @delta from @before within a few seconds. */
 static bool counter_reaches(const char *dev, const char *name,
 			    uint64_t before, uint64_t delta)
@@ -106,7 +94,7 @@ static bool counter_reaches(const char *dev, const char *name,
 	long long end = xt_now_ms() + 5000;
 
 	do {
-		if (cm_counter(dev, name) >= before + delta)
+		if (xt_hw_counter(dev, name) >= before + delta)
 			return true;
 		xt_sleep_ms(20);
 	} while (xt_now_ms() < end);
@@ -270,8 +258,8 @@ TEST_F_TIMEOUT(cm, connect_and_transfer, 120)
 	EXPECT_EQ(4096U, cqe.byte_len);
 	EXPECT_EQ(-1, xt_check_pattern(rbuf.p, 4096, 7));
 
-	EXPECT_LE(1U, cm_counter(d0->name, "cm_established"));
-	EXPECT_LE(1U, cm_counter(d1->name, "cm_established"));
+	EXPECT_LE(1U, xt_hw_counter(d0->name, "cm_established"));
+	EXPECT_LE(1U, xt_hw_counter(d1->name, "cm_established"));
 	xnic_cm_unlisten(s.l);
 	qp_free(&c);
 	qp_free(&s.p);
@@ -334,7 +322,7 @@ TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0];
 	struct qp_pair c = { 0 };
-	uint64_t retx = cm_counter(d0->name, "cm_retransmits");
+	uint64_t retx = xt_hw_counter(d0->name, "cm_retransmits");
 	long long t0, dt;
 	int err;
 
@@ -346,7 +334,7 @@ TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
 	/* 4 tries of 200 ms: the kernel gives up after 800 ms. */
 	EXPECT_LE(750, dt);
 	EXPECT_GT(800 + 2000, dt);
-	EXPECT_EQ(retx + 3, cm_counter(d0->name, "cm_retransmits"));
+	EXPECT_EQ(retx + 3, xt_hw_counter(d0->name, "cm_retransmits"));
 	qp_free(&c);
 }
 
@@ -619,8 +607,8 @@ TEST_F_TIMEOUT(cm, duplicate_req_and_malformed, 120)
 
 	ASSERT_EQ(0, injector_open(&inj, &self->env));
 	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &l));
-	dup = cm_counter(d0->name, "cm_dup_req");
-	rep = cm_counter(d0->name, "cm_rep_sent");
+	dup = xt_hw_counter(d0->name, "cm_dup_req");
+	rep = xt_hw_counter(d0->name, "cm_rep_sent");
 
 	/* The same REQ twice: one request. */
 	ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
@@ -643,7 +631,7 @@ TEST_F_TIMEOUT(cm, duplicate_req_and_malformed, 120)
 	EXPECT_TRUE(counter_reaches(d0->name, "cm_rep_sent", rep, 1));
 
 	/* Malformed CM messages: dropped, counted, never reported. */
-	mal = cm_counter(d0->name, "cm_malformed");
+	mal = xt_hw_counter(d0->name, "cm_malformed");
 	bad = ci;
 	bad.local_id = 0x999;
 	bad.type = 9;
@@ -663,7 +651,7 @@ TEST_F_TIMEOUT(cm, duplicate_req_and_malformed, 120)
 	EXPECT_TRUE(counter_reaches(d0->name, "cm_malformed", mal, 5));
 
 	/* A CM frame of the wrong length: the transport's rx_malformed. */
-	malformed = cm_counter(d0->name, "rx_malformed");
+	malformed = xt_hw_counter(d0->name, "rx_malformed");
 	bad.qpn = 0;
 	ASSERT_EQ(0, inject_cm(&inj, &bad, XNIC_WIRE_CM_LEN - 8));
 	EXPECT_TRUE(counter_reaches(d0->name, "rx_malformed", malformed, 1));
@@ -699,10 +687,10 @@ TEST_F_TIMEOUT(cm, req_flood, 300)
 
 	ASSERT_EQ(0, injector_open(&inj, &self->env));
 	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
-	rcvd = cm_counter(d0->name, "cm_req_rcvd");
-	drops = cm_counter(d0->name, "cm_event_drops");
-	rej = cm_counter(d0->name, "cm_rej_sent");
-	dups = cm_counter(d0->name, "cm_dup_req");
+	rcvd = xt_hw_counter(d0->name, "cm_req_rcvd");
+	drops = xt_hw_counter(d0->name, "cm_event_drops");
+	rej = xt_hw_counter(d0->name, "cm_rej_sent");
+	dups = xt_hw_counter(d0->name, "cm_dup_req");
 	for (k = 0; k < n; k++) {
 		ci.local_id = 0x10000 + k;
 		ASSERT_EQ(0, inject_cm(&inj, &ci, XNIC_WIRE_CM_LEN));
@@ -710,20 +698,20 @@ TEST_F_TIMEOUT(cm, req_flood, 300)
 			xt_sleep_ms(2);	/* the veth backlog holds 1000 */
 	}
 	xt_sleep_ms(500);	/* also outlives the counters' cache */
-	d_rcvd = cm_counter(d0->name, "cm_req_rcvd") - rcvd;
-	d_drops = cm_counter(d0->name, "cm_event_drops") - drops;
+	d_rcvd = xt_hw_counter(d0->name, "cm_req_rcvd") - rcvd;
+	d_drops = xt_hw_counter(d0->name, "cm_event_drops") - drops;
 	TH_LOG("%u REQs injected: %llu received, %llu events dropped", n,
 	       (unsigned long long)d_rcvd, (unsigned long long)d_drops);
 	EXPECT_LT(0U, d_rcvd);
 	EXPECT_GE(n, d_rcvd);
-	EXPECT_EQ(dups, cm_counter(d0->name, "cm_dup_req"));
+	EXPECT_EQ(dups, xt_hw_counter(d0->name, "cm_dup_req"));
 	/* The listener goes: every request reported to it is refused. */
 	xnic_cm_unlisten(s.l);
 	/* hw_counters are cached for a few ms: poll. */
 	EXPECT_TRUE(counter_reaches(d0->name, "cm_rej_sent", rej,
 				    d_rcvd - d_drops));
 	xt_sleep_ms(100);
-	d_rej = cm_counter(d0->name, "cm_rej_sent") - rej;
+	d_rej = xt_hw_counter(d0->name, "cm_rej_sent") - rej;
 	EXPECT_EQ(d_rcvd - d_drops, d_rej);
 	close(inj.sock);
 
@@ -833,8 +821,8 @@ TEST_F_TIMEOUT(cm, disconnect_on_destroy, 120)
 	ASSERT_EQ(0, xt_buf_alloc(d0, &rb0, BUF_LEN, XT_ACCESS_ALL));
 	ASSERT_EQ(0, xt_buf_alloc(d1, &rb1, BUF_LEN, XT_ACCESS_ALL));
 	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
-	dreq = cm_counter(d0->name, "cm_dreq_sent");
-	drep = cm_counter(d1->name, "cm_drep_sent");
+	dreq = xt_hw_counter(d0->name, "cm_dreq_sent");
+	drep = xt_hw_counter(d1->name, "cm_drep_sent");
 
 	/* The connecting side destroys its QP: the listener hears of it. */
 	ASSERT_EQ(0, disc_connect(&s, d0, &c, d1->node_id));
@@ -1014,8 +1002,8 @@ TEST_F_TIMEOUT(cm, disconnect_forged_dreq, 120)
 	ASSERT_EQ(0, xnic_cm_listen(d0->ctx, SID, &s.l));
 	ASSERT_EQ(0, disc_connect(&s, d1, &c, d0->node_id));
 	ASSERT_EQ(0, post_one_recv(s.p.qp, &rb, 31));
-	unknown = cm_counter(d0->name, "cm_unknown_id");
-	dreq = cm_counter(d0->name, "cm_dreq_rcvd");
+	unknown = xt_hw_counter(d0->name, "cm_unknown_id");
+	dreq = xt_hw_counter(d0->name, "cm_dreq_rcvd");
 
 	/* An id node 1 never gave out. */
 	ci.local_id = 0x7777;
@@ -1179,7 +1167,7 @@ TEST_F_TIMEOUT(cm, rnr_infinite_explicit, 120)
 		TH_LOG("completed: %s", xt_cqe_str(&cqe));
 	ASSERT_EQ(0, xnic_query_qp(c.qp, &info));
 	EXPECT_EQ(XNIC_QPS_RTS, info.state);
-	EXPECT_LT(0U, cm_counter(d1->name, "rnr_naks_sent"));
+	EXPECT_LT(0U, xt_hw_counter(d1->name, "rnr_naks_sent"));
 
 	xnic_cm_unlisten(s.l);
 	qp_free(&c);
@@ -1192,7 +1180,7 @@ TEST_F_TIMEOUT(cm, rnr_infinite_explicit, 120)
 /* The REQs @dev sent so far. */
 static uint64_t reqs_sent(const struct xt_dev *d)
 {
-	return cm_counter(d->name, "cm_req_sent");
+	return xt_hw_counter(d->name, "cm_req_sent");
 }
 
 TEST_F_TIMEOUT(cm, misuse_private_too_long, 60)

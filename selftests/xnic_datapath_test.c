@@ -234,40 +234,6 @@ TEST_F_TIMEOUT(xfer, unaligned, 300)
 
 #define RX_ENGINE_MIN "/sys/module/xnic/parameters/rx_engine_min"
 
-/* Write @val to the module parameter rx_engine_min. */
-static int set_rx_engine_min(const char *val)
-{
-	FILE *f = fopen(RX_ENGINE_MIN, "we");
-	int err;
-
-	if (!f)
-		return -errno;
-	err = fputs(val, f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		err = -errno;
-	return err;
-}
-
-/* The engine's frame count of device @dev (its port's hw_counters). */
-static int engine_rx_frames(const char *dev, uint64_t *val)
-{
-	char path[160];
-	unsigned long long v;
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/engine_rx_frames",
-		 dev);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%llu", &v);
-	fclose(f);
-	*val = v;
-	return n == 1 ? 0 : -EINVAL;
-}
-
 /*
  * Bulk data frames are checked and placed by the receiving device's
  * engine thread (module parameter rx_engine_min, default 1024 bytes),
@@ -285,26 +251,23 @@ TEST_F_TIMEOUT(xfer, bulk_placed_by_engine_or_handler, 120)
 	uint64_t f0, f1;
 	unsigned int k;
 	char old[32];
-	FILE *f;
 
-	f = fopen(RX_ENGINE_MIN, "r");
-	ASSERT_NE(NULL, f) TH_LOG("%s: %s", RX_ENGINE_MIN, strerror(errno));
-	ASSERT_NE(NULL, fgets(old, sizeof(old), f));
-	fclose(f);
-	old[strcspn(old, "\n")] = 0;
+	ASSERT_EQ(0, xt_read_file(RX_ENGINE_MIN, old, sizeof(old)));
 	BUF_UP(&self->env.dev[0], &self->a, max, XT_ACCESS_ALL);
 	BUF_UP(&self->env.dev[1], &self->b, max, XT_ACCESS_ALL);
 	for (k = 0; k < 2 && _metadata->passed; k++) {
-		ASSERT_EQ(0, set_rx_engine_min(mins[k]));
+		ASSERT_EQ(0, xt_write_file(RX_ENGINE_MIN, mins[k]));
 		usleep(50000);
-		ASSERT_EQ(0, engine_rx_frames(rcv, &f0));
+		f0 = xt_hw_counter(rcv, "engine_rx_frames");
+		ASSERT_NE(UINT64_MAX, f0);
 		xfer_check(_metadata, self, variant->op, GUARD, GUARD + 1,
 			   MiB + 3, 200 + 2 * k);
 		xfer_check(_metadata, self, variant->op, GUARD + 5, GUARD,
 			   100, 201 + 2 * k);
 		/* ib_core caches hw_counters for 10 ms (its default). */
 		usleep(50000);
-		ASSERT_EQ(0, engine_rx_frames(rcv, &f1));
+		f1 = xt_hw_counter(rcv, "engine_rx_frames");
+		ASSERT_NE(UINT64_MAX, f1);
 		TH_LOG("rx_engine_min=%s: %llu frames through the engine",
 		       mins[k], (unsigned long long)(f1 - f0));
 		/* HELLOs go through it too: a few a second. */
@@ -314,7 +277,7 @@ TEST_F_TIMEOUT(xfer, bulk_placed_by_engine_or_handler, 120)
 			EXPECT_GT(frames / 4, f1 - f0);
 		}
 	}
-	set_rx_engine_min(old);
+	xt_write_file(RX_ENGINE_MIN, old);
 }
 
 /* Many WQEs of one op in flight at once, in one doorbell. */

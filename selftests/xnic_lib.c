@@ -718,6 +718,25 @@ int xt_counter(const char *dev, const char *name, uint64_t *val)
 	return xt_counters(dev, &name, val, 1);
 }
 
+/**
+ * xt_hw_counter() - one counter of a device's port (hw_counters)
+ * @dev: RDMA device name
+ * @name: counter name, a file of /sys/class/infiniband/<dev>/ports/1/
+ *	hw_counters (every counter is there; the engine's and the CM's only
+ *	there). ib_core caches the values for 10 ms.
+ * Return: its value; UINT64_MAX when it cannot be read.
+ */
+uint64_t xt_hw_counter(const char *dev, const char *name)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
+	if (xt_read_file(path, buf, sizeof(buf)) < 0)
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 10);
+}
+
 /* The whole counters file on one line, for failure messages. */
 int xt_counters_str(const char *dev, char *buf, size_t len)
 {
