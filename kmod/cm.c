@@ -100,6 +100,42 @@ void xnic_cm_set_deadline(struct xnic_cm *cm, struct xnic_cm_conn *c,
 	xnic_cm_arm(cm, c->deadline);
 }
 
+/**
+ * xnic_cm_tries_start() - the REQ, REP or DREQ of @c was sent: schedule
+ *	its resends
+ * @cm: the device's CM
+ * @c: the record, in REQ_SENT, REP_SENT or DREQ_SENT
+ *
+ * Resends back off from XNIC_CM_FIRST_TRY_MS to @c->timeout_ms; they stop
+ * @c->timeout_ms * (@c->retries + 1) after the first try, before the
+ * peer's record of the exchange stops answering duplicates
+ * (xnic_cm_linger()).
+ *
+ * Context: @cm->lock held.
+ */
+void xnic_cm_tries_start(struct xnic_cm *cm, struct xnic_cm_conn *c)
+{
+	c->try_ms = min_t(u32, XNIC_CM_FIRST_TRY_MS, c->timeout_ms);
+	c->give_up = jiffies +
+		     msecs_to_jiffies(c->timeout_ms * (c->retries + 1U));
+	xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->try_ms));
+}
+
+/* A try of @c timed out. Return whether to resend (the deadline is set). */
+static bool xnic_cm_next_try(struct xnic_cm *cm, struct xnic_cm_conn *c)
+{
+	unsigned long now = jiffies;
+
+	if (!time_before(now, c->give_up))
+		return false;
+	xnic_cm_inc(cm, XNIC_CM_CNT_RETRANSMITS);
+	c->try_ms = min(c->try_ms * 2, c->timeout_ms);
+	c->deadline = now + msecs_to_jiffies(c->try_ms);
+	if (time_after(c->deadline, c->give_up))
+		c->deadline = c->give_up;
+	return true;
+}
+
 /* Send a CM message to @node. Losses are the peer's resends' business. */
 static void xnic_cm_send(struct xnic_cm *cm, u16 node,
 			 const struct xnic_cm_info *ci)
@@ -421,7 +457,7 @@ static void xnic_cm_send_dreq(struct xnic_cm *cm, struct xnic_cm_conn *c)
  *	connection can be tied to it any more)
  *
  * When @qp is tied to a connection (xnic_cm_bind()), sends a DREQ, resent
- * every timeout_ms of the connection, retries times, until the DREP comes.
+ * (xnic_cm_tries_start()) until the DREP comes.
  * The DREQ carries the PSN @qp's responder expects next: the peer takes it
  * as a cumulative ACK, then moves its QP to the error state. Nothing
  * happens otherwise.
@@ -445,10 +481,9 @@ void xnic_cm_qp_disconnect(struct xnic_qp *qp)
 		c->bound = false;
 		xnic_cm_leave_connected(cm, c);
 		c->state = XNIC_CMS_DREQ_SENT;
-		c->retries_left = c->retries;
 		c->rx_epsn = epsn;
 		xnic_cm_send_dreq(cm, c);
-		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
+		xnic_cm_tries_start(cm, c);
 	}
 	spin_unlock_bh(&cm->lock);
 }
@@ -740,11 +775,8 @@ static bool xnic_cm_expire(struct xnic_cm *cm, struct xnic_cm_conn *c)
 	switch (c->state) {
 	case XNIC_CMS_REQ_SENT:
 	case XNIC_CMS_REP_SENT:
-		if (c->retries_left) {
-			c->retries_left--;
-			xnic_cm_inc(cm, XNIC_CM_CNT_RETRANSMITS);
+		if (xnic_cm_next_try(cm, c)) {
 			xnic_cm_send_conn(cm, c);
-			c->deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
 			return true;
 		}
 		xnic_cm_inc(cm, XNIC_CM_CNT_TIMEOUTS);
@@ -757,11 +789,8 @@ static bool xnic_cm_expire(struct xnic_cm *cm, struct xnic_cm_conn *c)
 		xnic_cm_report(cm, c, XNIC_CM_EVENT_TIMEOUT, NULL);
 		break;
 	case XNIC_CMS_DREQ_SENT:
-		if (c->retries_left) {
-			c->retries_left--;
-			xnic_cm_inc(cm, XNIC_CM_CNT_RETRANSMITS);
+		if (xnic_cm_next_try(cm, c)) {
 			xnic_cm_send_dreq(cm, c);
-			c->deadline = jiffies + msecs_to_jiffies(c->timeout_ms);
 			return true;
 		}
 		/* The peer is gone too, or does not know DREQ. */

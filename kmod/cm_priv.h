@@ -101,10 +101,12 @@ struct xnic_cm_listener {
  *	names this record in its cm_id: a DREQ disconnects it, its
  *	destruction sends a DREQ
  * @state: enum xnic_cm_state
- * @retries: resends allowed (active: ours; passive: the REQ's)
- * @retries_left: resends left of the REQ or REP
+ * @retries: resends allowed (active: ours; passive: the REQ's); with
+ *	@timeout_ms it sets how long the REQ, REP or DREQ is resent
  * @reason: REJECTED: the reason sent
- * @timeout_ms: resend interval, ms
+ * @timeout_ms: the longest resend interval, ms
+ * @try_ms: REQ_SENT, REP_SENT, DREQ_SENT: the current resend interval, ms
+ * @give_up: REQ_SENT, REP_SENT, DREQ_SENT: when resending stops, jiffies
  * @service_id: the service id
  * @qpn: our QP number (REQ, REP)
  * @psn: our first PSN
@@ -125,9 +127,10 @@ struct xnic_cm_conn {
 	bool bound;
 	u8 state;
 	u8 retries;
-	u8 retries_left;
 	u8 reason;
 	u32 timeout_ms;
+	u32 try_ms;
+	unsigned long give_up;
 	u64 service_id;
 	u32 qpn;
 	u32 psn;
@@ -186,6 +189,14 @@ static inline bool xnic_cm_owner_eq(const struct xnic_cm_owner *a,
 	return a->portid && a->portid == b->portid && a->net == b->net;
 }
 
+/*
+ * The first resend of a REQ, REP or DREQ comes this long after the first
+ * try (at most the record's timeout_ms); each next one twice as long after
+ * the last, up to timeout_ms. A lost frame on a working path then costs a
+ * fraction of a second instead of a whole timeout_ms.
+ */
+#define XNIC_CM_FIRST_TRY_MS	100
+
 /* How long a finished record answers duplicates, jiffies. */
 static inline unsigned long xnic_cm_linger(const struct xnic_cm_conn *c)
 {
@@ -195,6 +206,7 @@ static inline unsigned long xnic_cm_linger(const struct xnic_cm_conn *c)
 /* cm.c */
 void xnic_cm_set_deadline(struct xnic_cm *cm, struct xnic_cm_conn *c,
 			  unsigned long delay);
+void xnic_cm_tries_start(struct xnic_cm *cm, struct xnic_cm_conn *c);
 void xnic_cm_send_conn(struct xnic_cm *cm, struct xnic_cm_conn *c);
 void xnic_cm_send_short(struct xnic_cm *cm, u16 node, u8 type, u8 reason,
 			u32 local_id, u32 remote_id, u64 service_id,

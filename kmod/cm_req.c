@@ -102,8 +102,9 @@ int xnic_cm_unlisten(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
  * @a: the request, validated by the caller (lengths, ranges)
  * @id: set to the connection's communication id
  *
- * Sends the REQ and resends it every @a->timeout_ms, @a->retries times,
- * before reporting TIMEOUT.
+ * Sends the REQ and resends it (xnic_cm_tries_start(): backing off to
+ * @a->timeout_ms, for @a->timeout_ms * (@a->retries + 1) in all) before
+ * reporting TIMEOUT.
  *
  * Context: process context, RTNL held.
  * Return: 0; -EINVAL when @a->node is this device's own node id;
@@ -132,7 +133,6 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	c->psn = a->psn;
 	c->timeout_ms = a->timeout_ms;
 	c->retries = a->retries;
-	c->retries_left = a->retries;
 	c->owner = *o;
 	c->private_len = a->private_len;
 	memcpy(c->private_data, a->private_data, a->private_len);
@@ -142,7 +142,7 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	} else {
 		*id = c->id;
 		xnic_cm_send_conn(cm, c);
-		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
+		xnic_cm_tries_start(cm, c);
 	}
 	spin_unlock_bh(&cm->lock);
 	if (err)
@@ -174,7 +174,7 @@ static int xnic_cm_pending(struct xnic_cm *cm, const struct xnic_cm_owner *o,
  * @priv: private data for the REP
  * @priv_len: bytes of @priv, at most XNIC_CM_PRIVATE_MAX
  *
- * Sends the REP, resent (the REQ's interval and count) until the RTU
+ * Sends the REP, resent as the REQ was (xnic_cm_tries_start()) until the RTU
  * arrives: ESTABLISHED, or TIMEOUT, is reported.
  *
  * Context: process context, RTNL held.
@@ -196,9 +196,8 @@ int xnic_cm_accept(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		c->psn = psn;
 		c->private_len = priv_len;
 		memcpy(c->private_data, priv, priv_len);
-		c->retries_left = c->retries;
 		xnic_cm_send_conn(cm, c);
-		xnic_cm_set_deadline(cm, c, msecs_to_jiffies(c->timeout_ms));
+		xnic_cm_tries_start(cm, c);
 	}
 	spin_unlock_bh(&cm->lock);
 	return err;

@@ -7,7 +7,8 @@
  *  - REJ: nobody listens, the listener refuses (with private data): both
  *    -ECONNREFUSED with the reason;
  *  - timeouts: a node nobody has, and a peer whose frames are all dropped
- *    (netem loss 100%): -ETIMEDOUT within the bound;
+ *    (netem loss 100%): -ETIMEDOUT within the bound; a lost REQ is resent
+ *    within a fraction of a second (backoff from 100 ms);
  *  - the listener goes away with a request pending (its process exits) or
  *    before the connect: -ECONNREFUSED (LISTENER_GONE, NO_LISTENER);
  *  - 64 concurrent connects from 8 threads to one listener: all connected,
@@ -331,10 +332,14 @@ TEST_F_TIMEOUT(cm, timeout_unknown_node, 60)
 	err = xnic_cm_connect(d0->ctx, c.qp, 77, SID, NULL, 0, 800, NULL);
 	dt = xt_now_ms() - t0;
 	EXPECT_EQ(-ETIMEDOUT, err) TH_LOG("%s", xnic_strerror(err));
-	/* 4 tries of 200 ms: the kernel gives up after 800 ms. */
+	/*
+	 * timeout_ms 200 and 3 retries: the kernel resends 100 ms after the
+	 * first try, then every 200 ms (at 300, 500 and 700 ms), and gives up
+	 * after 800 ms.
+	 */
 	EXPECT_LE(750, dt);
 	EXPECT_GT(800 + 2000, dt);
-	EXPECT_EQ(retx + 3, xt_hw_counter(d0->name, "cm_retransmits"));
+	EXPECT_EQ(retx + 4, xt_hw_counter(d0->name, "cm_retransmits"));
 	qp_free(&c);
 }
 
@@ -364,6 +369,59 @@ TEST_F_TIMEOUT(cm, timeout_frames_dropped, 60)
 	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 0));
 	xnic_cm_unlisten(l);
 	qp_free(&c);
+}
+
+struct netem_lift {
+	const char *netdev;
+	int after_ms;
+};
+
+static void *netem_lift_main(void *arg)
+{
+	const struct netem_lift *nl = arg;
+
+	usleep(nl->after_ms * 1000);
+	xt_sh("tc qdisc del dev %s root", nl->netdev);
+	return NULL;
+}
+
+/*
+ * The first REQ (and maybe the first resend) is lost, then the link works:
+ * the resends back off from 100 ms (Documentation/cm.rst), so the connect
+ * does not wait for its 10 s tries (libxnic's split of 40 s).
+ */
+TEST_F_TIMEOUT(cm, lost_req_resent_soon, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct server s = { .dev = d1, .n = 1 };
+	struct netem_lift nl = { .netdev = d0->netdev, .after_ms = 250 };
+	uint64_t retx = xt_hw_counter(d0->name, "cm_retransmits");
+	struct qp_pair c = { 0 };
+	pthread_t t, lift;
+	long long t0, dt;
+	int err;
+
+	if (xt_sh("tc qdisc add dev %s root netem loss 100%% 2>/dev/null",
+		  d0->netdev))
+		SKIP(return, "tc netem not available");
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &s.l));
+	ASSERT_EQ(0, pthread_create(&t, NULL, server_main, &s));
+	ASSERT_EQ(0, qp_new(d0, &c));
+	ASSERT_EQ(0, pthread_create(&lift, NULL, netem_lift_main, &nl));
+	t0 = xt_now_ms();
+	err = xnic_cm_connect(d0->ctx, c.qp, d1->node_id, SID, NULL, 0, 40000,
+			      NULL);
+	dt = xt_now_ms() - t0;
+	pthread_join(lift, NULL);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, err) TH_LOG("connect: %s", xnic_strerror(err));
+	ASSERT_EQ(0, s.err) TH_LOG("server: %s", xnic_strerror(s.err));
+	EXPECT_LE(retx + 1, xt_hw_counter(d0->name, "cm_retransmits"));
+	/* A resend at 100, 300, 700, 1500 ms...: not the 10 s of a try. */
+	EXPECT_GT(5000, dt) TH_LOG("connected after %lld ms", dt);
+	xnic_cm_unlisten(s.l);
+	qp_free(&c);
+	qp_free(&s.p);
 }
 
 /* Child: listen on dev, say so, take one request, exit unanswered. */

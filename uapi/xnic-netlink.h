@@ -544,10 +544,12 @@ enum xnic_event {
  * @XNIC_CM_A_PSN: u32, a first PSN (24 bits), as @XNIC_CM_A_QPN
  * @XNIC_CM_A_PRIVATE: binary, at most XNIC_CM_PRIVATE_LEN bytes of
  *	application data (the peer's in events)
- * @XNIC_CM_A_TIMEOUT_MS: u32, CONNECT: how long to wait for an answer
- *	before resending the REQ, 1..10000 ms (default 1000)
- * @XNIC_CM_A_RETRIES: u32, CONNECT: REQ resends before giving up, 0..10
- *	(default 3); the passive side uses the same for its REP
+ * @XNIC_CM_A_TIMEOUT_MS: u32, CONNECT: the longest wait for an answer
+ *	before resending the REQ, 1..10000 ms (default 1000); resends
+ *	start 100 ms after the first try and back off to it
+ * @XNIC_CM_A_RETRIES: u32, CONNECT: 0..10 (default 3); the REQ is resent
+ *	for TIMEOUT_MS * (RETRIES + 1) before giving up; the passive side
+ *	does the same for its REP
  * @XNIC_CM_A_EVENT: u8, enum xnic_cm_event (events only)
  * @XNIC_CM_A_REASON: u8, REJ events: the reason (Documentation/cm.rst)
  * @__XNIC_CM_A_MAX: one past the last
