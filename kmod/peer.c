@@ -52,6 +52,7 @@ const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
 	[XNIC_CNT_HELLO_RCVD]		= "hello_rcvd",
 	[XNIC_CNT_PEERS_REFUSED]	= "peers_refused",
 	[XNIC_CNT_UNANSWERED_LIMITED]	= "tx_unanswered_limited",
+	[XNIC_CNT_CWND_CUTS]		= "tx_cwnd_cuts",
 };
 
 /**

@@ -50,6 +50,7 @@
 #include "credit.h"
 #include "bond.h"
 #include "link_credit.h"
+#include "cwnd_logic.h"
 
 /* ------------------------------ tunables ------------------------------ */
 
@@ -142,6 +143,7 @@ enum xnic_tp_counter {
 	XNIC_CNT_HELLO_RCVD,
 	XNIC_CNT_PEERS_REFUSED,
 	XNIC_CNT_UNANSWERED_LIMITED,
+	XNIC_CNT_CWND_CUTS,
 	XNIC_CNT_MAX,
 };
 
@@ -328,6 +330,8 @@ struct xnic_tx_slot {
  * @nr_wqe: entries of @wqes, a power of two
  * @wqes: WQEs indexed by SQ index & (@nr_wqe - 1)
  * @slots: unacknowledged PSNs indexed by PSN % XNIC_TX_WINDOW
+ * @cw: congestion window (cwnd_logic.h): at most @cw.cwnd PSNs from @una
+ *	on are sent
  * @last_link: member link xnic_tp_send() last sent a frame of the QP on
  */
 struct xnic_tx {
@@ -362,6 +366,7 @@ struct xnic_tx {
 	u32 nr_wqe;
 	struct xnic_tx_wqe *wqes;
 	struct xnic_tx_slot slots[XNIC_TX_WINDOW];
+	struct xnic_cwnd cw;
 	u8 last_link;
 };
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - the requester: copies WQEs out of the SQ, segments them into
- * frames with PSNs, keeps up to XNIC_TX_WINDOW PSNs unacknowledged,
- * retransmits on timeout, and completes WQEs in order. ACKs, NAKs and
- * READ responses are taken in tx_ack.c; the timer, flushes and link
- * failures are in tx_recovery.c. See wire-protocol.rst.
+ * frames with PSNs, keeps up to XNIC_TX_WINDOW PSNs unacknowledged (fewer
+ * while its congestion window is cut), retransmits on timeout, and
+ * completes WQEs in order. ACKs, NAKs and READ responses are taken in
+ * tx_ack.c; the timer, flushes and link failures are in tx_recovery.c.
+ * See wire-protocol.rst.
  *
  * Everything here runs under the QP's tp lock, from the engine thread,
  * the wakeup syscall or the receive softirq (transport_priv.h). Frames
@@ -349,7 +350,7 @@ static void xnic_tx_info(struct xnic_qp *qp, struct xnic_tx_wqe *w,
 	    (s->offset + s->len == w->len &&
 	     (qp->sq_sig_all || (wqe->flags & XNIC_WQE_F_SIGNALED))) ||
 	    psn % XNIC_TX_ACKREQ_EVERY == 0 ||
-	    psn - tx->una == XNIC_TX_WINDOW - 1 ||
+	    psn - tx->una + 1 >= tx->cw.cwnd ||
 	    xnic_credit_tx_ackreq(qp, psn))
 		i->flags |= XNIC_WF_ACKREQ;
 }
@@ -584,6 +585,25 @@ void xnic_tx_responded(struct xnic_tx *tx)
 }
 
 /**
+ * xnic_tx_lost() - a frame the requester sent was found lost: the
+ *	congestion window answers (cwnd_logic.h)
+ * @qp: the QP
+ * @psn: the lost PSN
+ * @timeout: found by the retransmission timer, else by a fast retransmit
+ *	or a PSN sequence NAK
+ *
+ * Context: tp lock held.
+ */
+void xnic_tx_lost(struct xnic_qp *qp, u32 psn, bool timeout)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+
+	if (xnic_cwnd_loss(&tx->cw, psn, tx->next_psn,
+			   tx->next_psn - tx->una, timeout))
+		xnic_cnt_inc(qp->xdev, XNIC_CNT_CWND_CUTS);
+}
+
+/**
  * xnic_tx_progress() - after slots became done: move una, restart the
  *	retransmission timer
  * @tp: the QP's transport
@@ -692,6 +712,7 @@ static void xnic_tx_start(struct xnic_qp *qp)
 	tx->srtt = 0;
 	tx->rttvar = 0;
 	tx->rto = tx->rto_base;
+	xnic_cwnd_init(&tx->cw, XNIC_TX_WINDOW, psn);
 	xnic_credit_tx_start(qp, psn);
 	tx->started = true;
 }
@@ -731,6 +752,7 @@ static bool xnic_tx_timeout(struct xnic_qp *qp)
 			     XNIC_WC_RETRY_EXC_ERR);
 		return false;
 	}
+	xnic_tx_lost(qp, tx->una, true);
 	/*
 	 * The first expiry resends only the oldest PSN not done: an emulated
 	 * CPU (or a loaded host) stalls for longer than any sane timeout now
@@ -751,7 +773,7 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_tx_wqe *w;
 
-	if (tx->rnr_wait || tx->next_psn - tx->una >= XNIC_TX_WINDOW)
+	if (tx->rnr_wait || tx->next_psn - tx->una >= tx->cw.cwnd)
 		return false;
 	if (tx->cur == tx->fetch)
 		return !tx->stopped &&
@@ -794,7 +816,7 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 			tx->cur++;
 			continue;
 		}
-		if (tx->next_psn - tx->una >= XNIC_TX_WINDOW ||
+		if (tx->next_psn - tx->una >= tx->cw.cwnd ||
 		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads) ||
 		    !xnic_credit_tx_ok(qp, tx->next_psn) ||
 		    !xnic_lcr_qp_ok(qp, tx->remote_node))

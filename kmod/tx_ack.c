@@ -46,6 +46,7 @@ static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
 		if (after < 3 || xnic_wr_is_read(&tx->wqes[s->widx]) ||
 		    now < s->sent || now - s->sent < age)
 			continue;
+		xnic_tx_lost(qp, psn, false);
 		err = xnic_tx_send_psn(qp, psn, true);
 		if (err)
 			return err;
@@ -218,6 +219,7 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 			return;
 		break;
 	case XNIC_NAK_PSN_SEQ:
+		xnic_tx_lost(qp, cum, false);
 		xnic_tx_resend_from(tx, cum, XNIC_RETX_ALL);
 		break;
 	case XNIC_NAK_RNR:

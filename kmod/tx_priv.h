@@ -43,6 +43,7 @@ static inline void xnic_tx_slot_done(struct xnic_tx *tx,
 		return;
 	s->done = true;
 	w->ndone++;
+	xnic_cwnd_acked(&tx->cw, 1);
 	if (xnic_wr_is_read(w))
 		tx->reads--;
 }
@@ -55,6 +56,7 @@ int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx);
 void xnic_tx_resend_from(struct xnic_tx *tx, u32 from, u8 mode);
 void xnic_tx_progress(struct xnic_tp_qp *tp);
 void xnic_tx_responded(struct xnic_tx *tx);
+void xnic_tx_lost(struct xnic_qp *qp, u32 psn, bool timeout);
 bool xnic_tx_complete(struct xnic_qp *qp);
 void xnic_tx_push(struct xnic_qp *qp);
 

@@ -861,9 +861,9 @@ TEST_F_TIMEOUT(dp, rnr_send_waits_on_lossy_link, 120)
 				&rnr1));
 	ASSERT_EQ(0, xt_counter(self->env.dev[0].name, "tx_timeouts", &to1));
 	xt_sh("tc qdisc del dev %s root", nd);
-	ksft_print_msg("6 s waiting: %llu RNR NAKs, %llu timeouts\n",
-		       (unsigned long long)(rnr1 - rnr0),
-		       (unsigned long long)(to1 - to0));
+	TH_LOG("6 s waiting: %llu RNR NAKs, %llu timeouts",
+	       (unsigned long long)(rnr1 - rnr0),
+	       (unsigned long long)(to1 - to0));
 	ASSERT_EQ(0, n) TH_LOG("the SEND ended without a receive WQE: %s",
 			       xt_cqe_str(&c));
 	EXPECT_LT(rnr0 + 100, rnr1);
@@ -878,6 +878,55 @@ TEST_F_TIMEOUT(dp, rnr_send_waits_on_lossy_link, 120)
 	ASSERT_EQ(1, xt_reap(self->c.cq[0], &c, 1, XT_WAIT_MS))
 		TH_LOG("%s", xt_error());
 	EXPECT_SUCCESS_CQE(c, XNIC_WC_SEND, 1, 10000, self->c.qp[0]->qpn);
+}
+
+/*
+ * A queue between the two devices that drops (a rate-capped qdisc holding
+ * 8 frames: credits know nothing of it): the congestion window must answer
+ * the drops (tx_cwnd_cuts) and the data still lands whole. Without the
+ * window every round trip floods the queue with the whole 256-frame
+ * window and most of it is resent.
+ */
+TEST_F_TIMEOUT(dp, cwnd_answers_a_dropping_queue, 180)
+{
+	static const char *const names[] = {
+		"tx_frames", "tx_retransmits", "tx_cwnd_cuts",
+	};
+	const char *nd = self->env.dev[0].netdev;
+	uint64_t v0[3], v1[3], frames, retx;
+	struct xnic_sge s;
+	struct xnic_cqe c;
+	int k;
+
+	CONN_UP(&self->env, &self->c, 64, NULL);
+	if (xt_sh("tc qdisc add dev %s root netem rate 40mbit limit 8 "
+		  "2>/dev/null", nd))
+		SKIP(return, "tc netem not available");
+	ASSERT_EQ(0, xt_counters(self->env.dev[0].name, names, v0, 3))
+		TH_LOG("%s", xt_error());
+	for (k = 0; k < 4; k++) {
+		xt_fill(self->a.p, DP_BUF, 60 + k);
+		xt_fill_byte(self->b.p, DP_BUF, CANARY);
+		s = sge_of(&self->a, 0, DP_BUF);
+		ASSERT_EQ(0, xnic_post_write(self->c.qp[0], &s, 1,
+					     raddr_of(&self->b, 0),
+					     self->b.mr->rkey, k,
+					     XNIC_WQE_F_SIGNALED));
+		REAP(self->c.cq[0], &c, 60000);
+		EXPECT_SUCCESS_CQE(c, XNIC_WC_RDMA_WRITE, (uint64_t)k, DP_BUF,
+				   self->c.qp[0]->qpn);
+		ASSERT_BYTES(self->b.p, self->a.p, DP_BUF, "capped WRITE");
+	}
+	xt_sleep_ms(20);	/* hw_counters are cached for 10 ms */
+	ASSERT_EQ(0, xt_counters(self->env.dev[0].name, names, v1, 3));
+	xt_sh("tc qdisc del dev %s root", nd);
+	frames = v1[0] - v0[0];
+	retx = v1[1] - v0[1];
+	TH_LOG("8 MiB, 40 Mbit/s, 8-frame queue: %llu frames, %llu resent, %llu window cuts",
+	       (unsigned long long)frames, (unsigned long long)retx,
+	       (unsigned long long)(v1[2] - v0[2]));
+	EXPECT_LT(v0[2], v1[2]);
+	EXPECT_GT(frames / 4, retx);
 }
 
 /* --------------------------------------------------- zero syscalls -- */
