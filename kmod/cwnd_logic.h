@@ -14,7 +14,8 @@
  * - it starts at the requester's whole window, so a path that never
  *   drops runs exactly as without it;
  * - a loss found by fast retransmit halves it (multiplicative decrease,
- *   RFC 5681 section 3.2); a retransmission timeout takes it to
+ *   RFC 5681 section 3.2); a retransmission timeout (the second in a row:
+ *   tx.c takes the first for a stall, and probes) takes it to
  *   XNIC_CWND_MIN and slow start (section 3.1) climbs back to half of
  *   what was in flight;
  * - losses of frames sent before the last cut are the same congestion

@@ -752,14 +752,18 @@ static bool xnic_tx_timeout(struct xnic_qp *qp)
 			     XNIC_WC_RETRY_EXC_ERR);
 		return false;
 	}
-	xnic_tx_lost(qp, tx->una, true);
 	/*
 	 * The first expiry resends only the oldest PSN not done: an emulated
 	 * CPU (or a loaded host) stalls for longer than any sane timeout now
 	 * and then, and the ACK of that one probe tells what really is
-	 * missing (fast retransmit then resends the holes). Loss of the tail
-	 * of the window takes a second expiry, which resends all that is old.
+	 * missing (fast retransmit then resends the holes and cuts the
+	 * congestion window). Loss of the tail of the window takes a second
+	 * expiry, which resends all that is old and restarts the window from
+	 * its floor: a spurious expiry (a stall, or a queue that grew faster
+	 * than the round trip estimate) costs no window.
 	 */
+	if (tx->retries > 1)
+		xnic_tx_lost(qp, tx->una, true);
 	xnic_tx_resend_from(tx, tx->una, tx->retries == 1 ? XNIC_RETX_PROBE :
 						      XNIC_RETX_OLD);
 	tx->rto = xnic_rto_backoff(tx->rto, nsecs_to_jiffies(XNIC_RTO_MAX_NS));
