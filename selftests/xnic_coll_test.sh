@@ -47,6 +47,8 @@ TOPO=${XNIC_COLL_TOPO:-auto}
 XNICTL=tools/xnictl
 # shellcheck source-path=SCRIPTDIR source=../tools/xnic-mesh
 . tools/xnic-mesh
+# shellcheck source-path=SCRIPTDIR source=../tools/xnic-debug-pace
+. tools/xnic-debug-pace
 out=$(mktemp)
 veths=()
 
@@ -107,6 +109,13 @@ if ! "setup_$TOPO"; then
 	fi
 fi
 echo "# fabric: $TOPO of $NMAX devices"
+# 8 nodes: on the debug kernel, 1 s heartbeats (tools/xnic-debug-pace).
+if ((NMAX >= 8)); then
+	devs=()
+	for ((i = 0; i < NMAX; i++)); do devs+=("$PREFIX$i"); done
+	debug_pace "${devs[@]}" ||
+		{ echo "not ok: cannot set the heartbeat interval"; exit 1; }
+fi
 
 # Wait until every device has heard a HELLO from every other one.
 for ((t = 0; t < 100; t++)); do

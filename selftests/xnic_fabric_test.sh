@@ -32,6 +32,8 @@ cd "$(dirname "$0")/.." || exit 1
 command -v bridge >/dev/null || { echo "SKIP: no bridge (iproute2)"; exit $KSFT_SKIP; }
 # shellcheck source=/dev/null
 . tools/xnic-fabric
+# shellcheck source-path=SCRIPTDIR source=../tools/xnic-debug-pace
+. tools/xnic-debug-pace
 W=$(mktemp -d)
 trap 'fabric_down; rm -rf "$W"' EXIT
 
@@ -67,16 +69,8 @@ allreduce() { # COUNT ITERS PORT [xnic-allreduce options]
 # 1. discovery
 check "fabric up (2 appliances x 3 nodes, 2 uplinks, 2 spines)" fabric_up 2 3 2 2
 ((failed)) && tap_end
-# On the debug kernel (make check-debug: KASAN under TCG) the fabric's own
-# heartbeats at the default 100 ms (5 peers on every plane link, each frame
-# through up to 3 bridges) saturate the guest: heartbeat round trips of
-# 0.8 s, links failing over, the all-reduce's bootstrap out of retries.
-# At 1 s they take 30 ms and the run is what this test is about.
-if [[ $(uname -r) == *-xnic-debug ]]; then
-	for ((g = 0; g < 6; g++)); do
-		tools/xnictl set "xf$g" hb_interval_ms 1000 peer_timeout_ms 5000
-	done
-fi
+# On the debug kernel, 1 s heartbeats (tools/xnic-debug-pace says why).
+debug_pace xf0 xf1 xf2 xf3 xf4 xf5
 check "every node hears every node it is wired to" fabric_wait
 sleep 1
 check "discovery read out" fabric_discover "$W/d"
