@@ -100,12 +100,41 @@ static bool xnic_bond_set_state(struct xnic_bond_link *bl, u8 new,
 	return !bl->dead;
 }
 
+/*
+ * Whether the link's heartbeats now wait in queues: the smoothed round trip
+ * far over the base (XNIC_BOND_QUEUE_MULT). Loss then is the queues'
+ * (congestion: the transport's window answers it), not a failing link's,
+ * which loses frames at its base round trip. Context: bl->lock held.
+ */
+static bool xnic_bond_congested(struct xnic_bond_link *bl)
+{
+	return bl->rtt_base_ns &&
+	       bl->srtt_ns > XNIC_BOND_QUEUE_MULT * bl->rtt_base_ns +
+			     XNIC_BOND_QUEUE_MIN_NS;
+}
+
+/*
+ * A window closed: every XNIC_BOND_BASE_WINDOWS windows the base becomes
+ * the lowest sample of that epoch, so that it follows a path whose round
+ * trip changed. Context: bl->lock held.
+ */
+static void xnic_bond_base_epoch(struct xnic_bond_link *bl)
+{
+	if (++bl->base_windows < XNIC_BOND_BASE_WINDOWS)
+		return;
+	bl->base_windows = 0;
+	if (bl->rtt_next_ns)
+		bl->rtt_base_ns = bl->rtt_next_ns;
+	bl->rtt_next_ns = 0;
+}
+
 /* Close a patrol window: loss and CRC error rates, health weight. */
 static void xnic_bond_window(struct xnic_bond_link *bl)
 {
 	u64 d[XNIC_BL_NR], lost, crc, rx, sent;
 	bool first = !bl->win_base[XNIC_BL_RX_FRAMES] &&
 		     !bl->win_base[XNIC_BL_HB_SENT];
+	bool lossy;
 	int k;
 
 	for (k = 0; k < XNIC_BL_NR; k++) {
@@ -124,12 +153,17 @@ static void xnic_bond_window(struct xnic_bond_link *bl)
 	rx = d[XNIC_BL_RX_FRAMES];
 	bl->loss_ppm = sent ? div64_u64(lost * 1000000, sent) : 0;
 	/* XNIC_BOND_LOSS_MAX a window, per peer on a switched link. */
-	bl->win_bad = lost * XNIC_BOND_WINDOW >=
-		      XNIC_BOND_LOSS_MAX * max_t(u64, sent, XNIC_BOND_WINDOW) ||
-		      (crc >= XNIC_BOND_CRC_MIN &&
-		       crc * 1000000 >= rx * XNIC_BOND_CRC_PPM);
+	lossy = lost * XNIC_BOND_WINDOW >=
+		XNIC_BOND_LOSS_MAX * max_t(u64, sent, XNIC_BOND_WINDOW);
+	if (lossy && xnic_bond_congested(bl)) {
+		xnic_bl_inc(bl, XNIC_BL_HB_CONGESTED);
+		lossy = false;
+	}
+	bl->win_bad = lossy || (crc >= XNIC_BOND_CRC_MIN &&
+				crc * 1000000 >= rx * XNIC_BOND_CRC_PPM);
 	WRITE_ONCE(bl->health_w, XNIC_BOND_MAX_HEALTH_W -
 		   min_t(u64, lost + crc, XNIC_BOND_MAX_HEALTH_W - 1));
+	xnic_bond_base_epoch(bl);
 }
 
 /*
@@ -362,8 +396,13 @@ static void xnic_bond_rtt_sample(struct xnic_bond_link *bl, u64 rtt)
 {
 	u64 delta;
 
+	rtt = rtt ?: 1;
+	if (!bl->rtt_base_ns || rtt < bl->rtt_base_ns)
+		bl->rtt_base_ns = rtt;
+	if (!bl->rtt_next_ns || rtt < bl->rtt_next_ns)
+		bl->rtt_next_ns = rtt;
 	if (!bl->srtt_ns) {
-		bl->srtt_ns = rtt ?: 1;
+		bl->srtt_ns = rtt;
 		bl->rttvar_ns = rtt / 2;
 		return;
 	}

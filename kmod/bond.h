@@ -43,6 +43,17 @@
  * switched link that many per peer heartbeated every interval).
  */
 #define XNIC_BOND_LOSS_MAX	4
+/*
+ * A window is congested when the smoothed heartbeat round trip is over
+ * XNIC_BOND_QUEUE_MULT times the link's base round trip plus
+ * XNIC_BOND_QUEUE_MIN_NS: its heartbeats then wait in queues, and those
+ * lost are put down to the queues, not held against the link. The base is
+ * the lowest sample of the last XNIC_BOND_BASE_WINDOWS to
+ * 2 x XNIC_BOND_BASE_WINDOWS windows.
+ */
+#define XNIC_BOND_QUEUE_MULT	4
+#define XNIC_BOND_QUEUE_MIN_NS	(1 * NSEC_PER_MSEC)
+#define XNIC_BOND_BASE_WINDOWS	8
 /* CRC errors in a window that make the link bad: at least this many... */
 #define XNIC_BOND_CRC_MIN	2
 /* ...and at least this share of the frames received, parts per million. */
@@ -70,6 +81,9 @@
  * @XNIC_BL_THERMAL_WARNS: entries into THERMAL_WARN or _CRIT from cooler
  * @XNIC_BL_THERMAL_CRITS: entries into THERMAL_CRIT
  * @XNIC_BL_TEMP_READ_ERRORS: sensor read failures a reader reported
+ * @XNIC_BL_HB_CONGESTED: patrol windows whose heartbeat loss was put down
+ *	to congestion (round trips far over the base) and not held against
+ *	the link
  * @XNIC_BL_NR: number of counters
  */
 enum xnic_bond_counter {
@@ -87,6 +101,7 @@ enum xnic_bond_counter {
 	XNIC_BL_THERMAL_WARNS,
 	XNIC_BL_THERMAL_CRITS,
 	XNIC_BL_TEMP_READ_ERRORS,
+	XNIC_BL_HB_CONGESTED,
 	XNIC_BL_NR,
 };
 
@@ -134,6 +149,9 @@ enum xnic_bond_counter {
  * @announced: state last announced (@work)
  * @srtt_ns: smoothed heartbeat round trip, ns (RFC 6298 weights)
  * @rttvar_ns: its variation (jitter), ns
+ * @rtt_base_ns: the link's base round trip, ns (0: no sample yet)
+ * @rtt_next_ns: lowest sample of the current base epoch, ns (0: none)
+ * @base_windows: windows into the current base epoch
  * @failover_us: duration of the last failover, us
  * @detect_us: of which detection (to the state change), us
  * @changed_ns: when the state last changed
@@ -188,6 +206,9 @@ struct xnic_bond_link {
 	u8 announced;
 	u64 srtt_ns;
 	u64 rttvar_ns;
+	u64 rtt_base_ns;
+	u64 rtt_next_ns;
+	u32 base_windows;
 	u32 failover_us;
 	u32 detect_us;
 	u64 changed_ns;

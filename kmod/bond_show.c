@@ -24,6 +24,7 @@ static const char *const xnic_bond_cnt_str[XNIC_BL_NR] = {
 	[XNIC_BL_THERMAL_WARNS]	= "thermal_warns",
 	[XNIC_BL_THERMAL_CRITS]	= "thermal_crits",
 	[XNIC_BL_TEMP_READ_ERRORS] = "temp_read_errors",
+	[XNIC_BL_HB_CONGESTED]	= "hb_congested",
 };
 
 /**

@@ -14,6 +14,10 @@
  *  - netem corruption on one link: that link becomes DEGRADED (CRC
  *    errors counted) while traffic continues on the other, and comes back
  *    once the corruption stops (hysteresis);
+ *  - netem loss on an idle link: DEGRADED (heartbeats lost at the link's
+ *    base round trip); a link whose queue overflows under traffic loses
+ *    heartbeats too, but with round trips far over the base: that loss is
+ *    congestion (hb_congested counts it), never made DEGRADED for it;
  *  - a member netdev deleted under traffic: the traffic continues.
  *
  * Per-link state comes from debugfs (/sys/kernel/debug/xnic/<dev>/links,
@@ -564,6 +568,83 @@ TEST_F_TIMEOUT(bond, corrupt_isolated, 300)
 	       (unsigned long long)ch1);
 	EXPECT_GE(ch1 - ch0, 2);
 	ROUND(self, 16 * MiB, 31);
+}
+
+/* ------------------------------------------------ loss vs congestion -- */
+
+TEST_F_TIMEOUT(bond, loss_isolated, 300)
+{
+	const char *dev0 = self->env.dev[0].name;
+	uint64_t cong;
+	long long ms;
+
+	if (xt_sh("modprobe sch_netem 2>/dev/null; tc qdisc add dev %s root netem loss 50%%",
+		  self->nd[0]))
+		SKIP(return, "tc netem is not available (sch_netem module)");
+	cong = link_num(dev0, self->nd[0], "hb_congested");
+	ms = wait_state(dev0, self->nd[0], "degraded", 10000);
+	TH_LOG("%s degraded %lld ms after half its frames were lost", self->nd[0],
+	       ms);
+	ASSERT_LE(0, ms);
+	EXPECT_EQ(cong, link_num(dev0, self->nd[0], "hb_congested"));
+	ASSERT_EQ(0, xt_sh("tc qdisc del dev %s root", self->nd[0]));
+	EXPECT_LE(0, wait_state(dev0, self->nd[0], "up", 20000));
+}
+
+/*
+ * Times the kernel logged @netdev going DEGRADED because its own patrol
+ * window was bad ("... -> degraded (loss or CRC errors over threshold)").
+ */
+static int degraded_by_loss(const char *netdev)
+{
+	char cmd[256], line[64];
+	int n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "dmesg | grep -c 'link %s: .* -> degraded (loss or CRC'",
+		 netdev);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fgets(line, sizeof(line), p))
+		n = atoi(line);
+	pclose(p);
+	return n;
+}
+
+TEST_F_TIMEOUT(bond, congestion_not_held, 300)
+{
+	const char *dev[2] = { self->env.dev[0].name, self->env.dev[1].name };
+	uint64_t c0[2], cong = 0;
+	int k, round, d0[2];
+
+	/* 10 Mbit/s and a queue of 8 frames: spraying overflows it. */
+	if (xt_sh("modprobe sch_netem 2>/dev/null; tc qdisc add dev %s root netem rate 10mbit limit 8",
+		  self->nd[0]))
+		SKIP(return, "tc netem is not available (sch_netem module)");
+	for (k = 0; k < 2; k++) {
+		c0[k] = link_num(dev[k], self->nd[k], "hb_congested");
+		ASSERT_NE(UINT64_MAX, c0[k]) TH_LOG("no hb_congested counter");
+		d0[k] = degraded_by_loss(self->nd[k]);
+		ASSERT_LE(0, d0[k]) TH_LOG("cannot read the kernel log");
+	}
+	for (round = 0; round < 2; round++)
+		ROUND(self, 8 * MiB, 40 + round);
+	for (k = 0; k < 2; k++) {
+		uint64_t c = link_num(dev[k], self->nd[k], "hb_congested");
+		int d = degraded_by_loss(self->nd[k]) - d0[k];
+
+		TH_LOG("%s: %llu windows of heartbeat loss put down to congestion, degraded by loss %d times, srtt %llu us",
+		       self->nd[k], (unsigned long long)(c - c0[k]), d,
+		       (unsigned long long)link_num(dev[k], self->nd[k],
+						    "rtt_us"));
+		/* Held against the link, the loss made it DEGRADED. */
+		EXPECT_EQ(0, d);
+		cong += c - c0[k];
+	}
+	/* The case arose: heartbeats were lost in the queue. */
+	EXPECT_LT(0, cong);
 }
 
 /* ---------------------------------------------------- member deleted -- */
