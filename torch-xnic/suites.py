@@ -18,7 +18,8 @@ check  2 and 4 ranks: xnic vs gloo (final parameters within tolerance);
 demo   N ranks: the xnic job with loss, step time and hidden-communication
        per step, bytes on the links; gloo; the comparison; a node killed,
        the restart; PASS or FAIL.
-bench  N ranks: BENCH lines (step time xnic vs gloo, hidden fraction).
+bench  N ranks: BENCH lines (step time xnic vs gloo, hidden fraction;
+       the step of a job that communicates nothing, the floor of both).
 The ranks are forked from this process (one `import torch`), nodes.py.
 """
 import time
@@ -237,6 +238,16 @@ def main():
               f"{fx['step_ms'] / fg['step_ms']:.2f} ratio")
         if fx["hidden"] is not None:
             print(f"BENCH train_hidden_comm {100 * fx['hidden']:.1f} %")
+        # The same job with no communication at all: the step time's floor
+        # on these CPUs, and what each backend's communication adds to it.
+        jn = s.job(f"nocomm{a.nodes}", "gloo", a.nodes, nocomm=True)
+        if s.train_ok(jn):
+            fn = s.figures(jn)["step_ms"]
+            print(f"BENCH train_step_ms_nocomm {fn:.1f} ms")
+            print(f"BENCH train_comm_ms_xnic {fx['step_ms'] - fn:.1f} ms")
+            print(f"BENCH train_comm_ms_gloo {fg['step_ms'] - fn:.1f} ms")
+            print(f"BENCH train_step_nocomm_vs_gloo {fn / fg['step_ms']:.2f} "
+                  "ratio")
     bad = results.count(False)
     print(f"# Totals: pass:{len(results) - bad} fail:{bad} xfail:0 xpass:0 "
           "skip:0 error:0")

@@ -55,6 +55,15 @@ def batch(seed, step, rank, size="demo"):
             torch.randint(0, OUT, (b,), generator=g))
 
 
+def noop_hook(pg, bucket):
+    """A DDP comm hook that communicates nothing: the bench's compute-only
+    step (each rank keeps its own gradients), the floor of any backend's
+    step time on the same CPUs."""
+    fut = torch.futures.Future()
+    fut.set_result(bucket.buffer())
+    return fut
+
+
 def link_bytes():
     """tx+rx bytes of this node's netdevs (its member links)."""
     total = 0
@@ -95,7 +104,8 @@ def train(job, rank):
     # model too is reduced in several buckets.
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(job["bucket_mb"] * 2**20)
     ddp = DDP(model, process_group=pg, bucket_cap_mb=job["bucket_mb"])
-    ddp.register_comm_hook(pg, allreduce_hook)
+    ddp.register_comm_hook(pg, noop_hook if job.get("nocomm")
+                           else allreduce_hook)
     sched = ck.Schedule(mtbf_s=job.get("mtbf", 3600.0),
                         every=job.get("ckpt_every"))
     sched.last = start
