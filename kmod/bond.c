@@ -101,31 +101,39 @@ static bool xnic_bond_set_state(struct xnic_bond_link *bl, u8 new,
 }
 
 /*
- * Whether the link's heartbeats now wait in queues: the smoothed round trip
- * far over the base (XNIC_BOND_QUEUE_MULT). Loss then is the queues'
+ * Whether the link's heartbeats wait in queues: the smoothed round trip,
+ * or the window's longest (a queue that filled within the window), far
+ * over the base (see XNIC_BOND_QUEUE_MULT). Loss then is the queues'
  * (congestion: the transport's window answers it), not a failing link's,
  * which loses frames at its base round trip. Context: bl->lock held.
  */
 static bool xnic_bond_congested(struct xnic_bond_link *bl)
 {
+	u64 base = XNIC_BOND_QUEUE_MULT * bl->rtt_base_ns;
+
 	return bl->rtt_base_ns &&
-	       bl->srtt_ns > XNIC_BOND_QUEUE_MULT * bl->rtt_base_ns +
-			     XNIC_BOND_QUEUE_MIN_NS;
+	       (bl->srtt_ns > base + XNIC_BOND_QUEUE_MIN_NS ||
+		bl->rtt_win_max_ns > base + XNIC_BOND_QUEUE_PEAK_NS);
 }
 
 /*
- * A window closed: every XNIC_BOND_BASE_WINDOWS windows the base becomes
- * the lowest sample of that epoch, so that it follows a path whose round
- * trip changed. Context: bl->lock held.
+ * A window closed, @lost heartbeats unanswered in it: every
+ * XNIC_BOND_BASE_WINDOWS windows the base becomes the lowest sample of
+ * that epoch, so that it follows a path whose round trip changed; but not
+ * after an epoch that lost heartbeats: a lasting queue would otherwise
+ * become the base, and its loss be held against the link.
+ * Context: bl->lock held.
  */
-static void xnic_bond_base_epoch(struct xnic_bond_link *bl)
+static void xnic_bond_base_epoch(struct xnic_bond_link *bl, u64 lost)
 {
+	bl->base_lossy |= lost > 0;
 	if (++bl->base_windows < XNIC_BOND_BASE_WINDOWS)
 		return;
 	bl->base_windows = 0;
-	if (bl->rtt_next_ns)
+	if (bl->rtt_next_ns && !bl->base_lossy)
 		bl->rtt_base_ns = bl->rtt_next_ns;
 	bl->rtt_next_ns = 0;
+	bl->base_lossy = false;
 }
 
 /* Close a patrol window: loss and CRC error rates, health weight. */
@@ -159,11 +167,12 @@ static void xnic_bond_window(struct xnic_bond_link *bl)
 		xnic_bl_inc(bl, XNIC_BL_HB_CONGESTED);
 		lossy = false;
 	}
+	bl->rtt_win_max_ns = 0;
 	bl->win_bad = lossy || (crc >= XNIC_BOND_CRC_MIN &&
 				crc * 1000000 >= rx * XNIC_BOND_CRC_PPM);
 	WRITE_ONCE(bl->health_w, XNIC_BOND_MAX_HEALTH_W -
 		   min_t(u64, lost + crc, XNIC_BOND_MAX_HEALTH_W - 1));
-	xnic_bond_base_epoch(bl);
+	xnic_bond_base_epoch(bl, lost);
 }
 
 /*
@@ -401,6 +410,7 @@ static void xnic_bond_rtt_sample(struct xnic_bond_link *bl, u64 rtt)
 		bl->rtt_base_ns = rtt;
 	if (!bl->rtt_next_ns || rtt < bl->rtt_next_ns)
 		bl->rtt_next_ns = rtt;
+	bl->rtt_win_max_ns = max(bl->rtt_win_max_ns, rtt);
 	if (!bl->srtt_ns) {
 		bl->srtt_ns = rtt;
 		bl->rttvar_ns = rtt / 2;

@@ -46,13 +46,17 @@
 /*
  * A window is congested when the smoothed heartbeat round trip is over
  * XNIC_BOND_QUEUE_MULT times the link's base round trip plus
- * XNIC_BOND_QUEUE_MIN_NS: its heartbeats then wait in queues, and those
- * lost are put down to the queues, not held against the link. The base is
- * the lowest sample of the last XNIC_BOND_BASE_WINDOWS to
- * 2 x XNIC_BOND_BASE_WINDOWS windows.
+ * XNIC_BOND_QUEUE_MIN_NS, or the longest round trip sampled in the window
+ * (a queue that filled within it) over that plus XNIC_BOND_QUEUE_PEAK_NS
+ * (one sample's jitter on a loaded CPU reaches milliseconds): its
+ * heartbeats then wait in queues, and those lost are put down to the
+ * queues, not held against the link. The base is the lowest sample of the
+ * last XNIC_BOND_BASE_WINDOWS to 2 x XNIC_BOND_BASE_WINDOWS windows, taken
+ * only from epochs that lost no heartbeat.
  */
 #define XNIC_BOND_QUEUE_MULT	4
 #define XNIC_BOND_QUEUE_MIN_NS	(1 * NSEC_PER_MSEC)
+#define XNIC_BOND_QUEUE_PEAK_NS	(5 * NSEC_PER_MSEC)
 #define XNIC_BOND_BASE_WINDOWS	8
 /* CRC errors in a window that make the link bad: at least this many... */
 #define XNIC_BOND_CRC_MIN	2
@@ -151,7 +155,9 @@ enum xnic_bond_counter {
  * @rttvar_ns: its variation (jitter), ns
  * @rtt_base_ns: the link's base round trip, ns (0: no sample yet)
  * @rtt_next_ns: lowest sample of the current base epoch, ns (0: none)
+ * @rtt_win_max_ns: longest sample of the current patrol window, ns
  * @base_windows: windows into the current base epoch
+ * @base_lossy: the current base epoch lost heartbeats
  * @failover_us: duration of the last failover, us
  * @detect_us: of which detection (to the state change), us
  * @changed_ns: when the state last changed
@@ -208,7 +214,9 @@ struct xnic_bond_link {
 	u64 rttvar_ns;
 	u64 rtt_base_ns;
 	u64 rtt_next_ns;
+	u64 rtt_win_max_ns;
 	u32 base_windows;
+	bool base_lossy;
 	u32 failover_us;
 	u32 detect_us;
 	u64 changed_ns;

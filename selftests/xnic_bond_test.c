@@ -15,9 +15,10 @@
  *    errors counted) while traffic continues on the other, and comes back
  *    once the corruption stops (hysteresis);
  *  - netem loss on an idle link: DEGRADED (heartbeats lost at the link's
- *    base round trip); a link whose queue overflows under traffic loses
+ *    base round trip); a link whose queue other traffic keeps full loses
  *    heartbeats too, but with round trips far over the base: that loss is
- *    congestion (hb_congested counts it), never made DEGRADED for it;
+ *    congestion (hb_congested counts it), never made DEGRADED for it,
+ *    while 16 MiB sprayed over both links is verified;
  *  - a member netdev deleted under traffic: the traffic continues.
  *
  * Per-link state comes from debugfs (/sys/kernel/debug/xnic/<dev>/links,
@@ -29,7 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -48,6 +54,7 @@ FIXTURE(bond) {
 	struct xt_buf a, b;
 	char nd[2][IFNAMSIZ];	/* the second pair: nd[0] on dev 0 */
 	bool pair2;
+	pid_t flood;		/* flood_start()'s child, or 0 */
 };
 
 /* A number field of the debugfs line of @netdev in @dev's links file. */
@@ -176,6 +183,50 @@ static int second_link(FIXTURE_DATA(bond) *self)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Other traffic through @ifname's queue: frames of XT_MTU bytes and a
+ * local experimental EtherType (IEEE 802, 0x88b5) that the peer's stack
+ * drops, one every 5 ms (14.4 Mbit/s offered), until killed or the test
+ * ends. Returns the child's pid, or -1.
+ */
+static pid_t flood_start(const char *ifname)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET, .sll_protocol = htons(0x88b5),
+		.sll_halen = 6,
+		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	static char frame[XT_MTU];
+	struct timespec gap = { 0, 5000000 };
+	pid_t pid;
+	int sock;
+
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	sock = socket(AF_PACKET, SOCK_DGRAM, htons(0x88b5));
+	if (sock < 0 || !sll.sll_ifindex)
+		return -1;
+	pid = fork();
+	if (pid) {
+		close(sock);
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;) {
+		sendto(sock, frame, sizeof(frame), 0, (struct sockaddr *)&sll,
+		       sizeof(sll));
+		nanosleep(&gap, NULL);
+	}
+}
+
+static void flood_stop(FIXTURE_DATA(bond) *self)
+{
+	if (self->flood > 0) {
+		kill(self->flood, SIGKILL);
+		waitpid(self->flood, NULL, 0);
+	}
+	self->flood = 0;
+}
+
 FIXTURE_SETUP(bond)
 {
 	int err;
@@ -201,6 +252,7 @@ FIXTURE_SETUP(bond)
 
 FIXTURE_TEARDOWN(bond)
 {
+	flood_stop(self);
 	xt_sh("tc qdisc del dev %s root 2>/dev/null", self->nd[0]);
 	xt_conn_destroy(&self->c);
 	xt_buf_free(&self->a);
@@ -619,7 +671,7 @@ TEST_F_TIMEOUT(bond, congestion_not_held, 300)
 	uint64_t c0[2], cong = 0;
 	int k, round, d0[2];
 
-	/* 10 Mbit/s and a queue of 8 frames: spraying overflows it. */
+	/* 10 Mbit/s and a queue of 8 frames, which the flood keeps full. */
 	if (xt_sh("modprobe sch_netem 2>/dev/null; tc qdisc add dev %s root netem rate 10mbit limit 8",
 		  self->nd[0]))
 		SKIP(return, "tc netem is not available (sch_netem module)");
@@ -629,8 +681,13 @@ TEST_F_TIMEOUT(bond, congestion_not_held, 300)
 		d0[k] = degraded_by_loss(self->nd[k]);
 		ASSERT_LE(0, d0[k]) TH_LOG("cannot read the kernel log");
 	}
+	/* The queue stays full whatever the transport's window does. */
+	self->flood = flood_start(self->nd[0]);
+	ASSERT_LT(0, self->flood) TH_LOG("flood: %s", strerror(errno));
+	xt_sleep_ms(2000);
 	for (round = 0; round < 2; round++)
 		ROUND(self, 8 * MiB, 40 + round);
+	flood_stop(self);
 	for (k = 0; k < 2; k++) {
 		uint64_t c = link_num(dev[k], self->nd[k], "hb_congested");
 		int d = degraded_by_loss(self->nd[k]) - d0[k];
