@@ -70,15 +70,27 @@ unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index, bool expire,
 	return n;
 }
 
+/* When @path last carried a frame or a heartbeat answer, local_clock() ns. */
+static u64 xnic_path_heard_ns(const struct xnic_path *path, u64 now)
+{
+	u64 age = jiffies_to_nsecs(jiffies - READ_ONCE(path->last_seen));
+
+	return max(READ_ONCE(path->hb_ns), age < now ? now - age : 0);
+}
+
 /**
  * xnic_bond_peer_lost() - whether a peer has been unreachable too long
  * @xdev: the device
  * @node: the peer's node id
  *
+ * A path that is down but still carries the peer's frames (a queue that
+ * drops most of them and delays the rest) does not make the peer lost:
+ * the transport's retransmission timeout waits for such a path.
+ *
  * Context: any; takes the RCU read lock.
- * Return: true when peer_timeout_ms is set, the peer has paths and every
- * one of them has been down for at least peer_timeout_ms: its member link
- * DOWN, or the path itself (struct xnic_path.down_ns).
+ * Return: true when peer_timeout_ms is set, the peer has paths, and every
+ * one of them has been down (its member link DOWN, or the path itself:
+ * struct xnic_path.down_ns) and silent for at least peer_timeout_ms.
  */
 bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
 {
@@ -111,7 +123,8 @@ bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node)
 				since = READ_ONCE(peer->path[k].down_ns);
 			if (!since)
 				goto out;
-			latest = max(latest, since);
+			latest = max3(latest, since,
+				      xnic_path_heard_ns(&peer->path[k], now));
 		}
 	}
 	lost = latest && now > latest && now - latest >= timeout;
