@@ -202,8 +202,10 @@ static pid_t flood_start(const char *ifname)
 	int sock;
 
 	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	if (!sll.sll_ifindex)
+		return -1;
 	sock = socket(AF_PACKET, SOCK_DGRAM, htons(0x88b5));
-	if (sock < 0 || !sll.sll_ifindex)
+	if (sock < 0)
 		return -1;
 	pid = fork();
 	if (pid) {
