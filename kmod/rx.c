@@ -638,9 +638,19 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		consume_skb(skb);
 		return;
 	}
+	qp = xnic_qp_get(xdev, i->dst_qpn);
+	/*
+	 * A sender on another CPU holds the QP's lock (veth: an ACK our own
+	 * engine's transmission raised): the engine takes the frame rather
+	 * than have this CPU spin while the holder seals frames.
+	 */
+	if (qp && !in_engine && xnic_tp_busy(qp)) {
+		xnic_qp_put(qp);
+		xnic_engine_rx(xdev, skb);
+		return;
+	}
 	/* Taken off the link: its link credit goes back (link_credit.c). */
 	xnic_lcr_rx_count(xdev, skb, i);
-	qp = xnic_qp_get(xdev, i->dst_qpn);
 	if (!qp) {
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
 		goto drop;
@@ -692,7 +702,8 @@ static bool xnic_rx_header(struct xnic_dev *xdev, struct sk_buff *skb,
  * for this node, come from a node over a path HELLO did not teach us
  * (forged), or name a QP that does not exist or is not connected to the
  * sender. HELLOs and bulk data (xnic_rx_to_engine()) go to the engine
- * thread (xnic_tp_rx_deferred()) once their header is checked.
+ * thread (xnic_tp_rx_deferred()) once their header is checked, as do
+ * frames whose QP's lock another CPU holds.
  *
  * Context: softirq (the member links' packet handler).
  */
@@ -713,10 +724,10 @@ void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb)
 /**
  * xnic_tp_rx_deferred() - handle a frame xnic_tp_rx() left to the engine
  * @xdev: the device
- * @skb: a HELLO that passed xnic_tp_rx()'s checks, or a bulk data frame
- *	whose header did; consumed
+ * @skb: a HELLO that passed xnic_tp_rx()'s checks, a bulk data frame
+ *	whose header did, or a frame whose QP's lock was busy; consumed
  *
- * A HELLO teaches the peer table. Bulk data gets the rest of the checks
+ * A HELLO teaches the peer table. Other frames get the rest of the checks
  * and is handled with bottom halves off, as in the packet handler (the
  * transport takes its locks without _bh there).
  *

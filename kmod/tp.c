@@ -90,6 +90,29 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 }
 
 /**
+ * xnic_tp_busy() - whether some context holds the tp lock of a QP now
+ * @qp: the QP, referenced by the caller
+ *
+ * A hint, stale at once: the packet handler uses it to leave a frame to
+ * the engine rather than spin while a sender on another CPU holds the
+ * lock (it seals frames under it).
+ *
+ * Context: any.
+ * Return: true when the lock was held.
+ */
+bool xnic_tp_busy(struct xnic_qp *qp)
+{
+	struct xnic_tp_qp *tp;
+	bool busy;
+
+	rcu_read_lock();
+	tp = rcu_dereference(qp->tp.priv);
+	busy = tp && spin_is_locked(&tp->lock);
+	rcu_read_unlock();
+	return busy;
+}
+
+/**
  * xnic_tp_send() - send a frame of a QP
  * @qp: the QP; the caller holds its tp lock
  * @node: the peer's node id
