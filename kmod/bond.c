@@ -368,6 +368,63 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl,
 	return n;
 }
 
+/*
+ * The silence deadline: hb_miss intervals after the last frame heard on
+ * the link, which falls between two ticks; the next tick would find the
+ * link down up to an interval after it. The tick before arms it when
+ * that tick's own verdict would be "down" (the one after it counts a
+ * miss). Softirq.
+ */
+static enum hrtimer_restart xnic_bond_silence(struct hrtimer *t)
+{
+	struct xnic_bond_link *bl = container_of(t, struct xnic_bond_link,
+						 silence);
+	struct xnic_params *pa = &bl->xdev->params;
+	u64 ms = (u64)max(READ_ONCE(pa->hb_miss), 1U) *
+		 clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U);
+	bool queue = false;
+	u64 now, heard;
+
+	spin_lock(&bl->lock);
+	now = local_clock();
+	heard = READ_ONCE(bl->last_heard_ns);
+	if (!bl->dead && bl->probing && bl->carrier &&
+	    bl->state != XNIC_LINK_STATE_DOWN &&
+	    xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES) == bl->rx_seen &&
+	    heard && heard < now && now - heard >= ms * NSEC_PER_MSEC) {
+		bl->good_since_ns = 0;
+		queue = xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
+					    XNIC_BR_HB_MISSED, now);
+	}
+	spin_unlock(&bl->lock);
+	if (queue)
+		queue_work(system_highpri_wq, &bl->work);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Arm the silence deadline when it falls before the next tick and that
+ * tick would find the link down if it heard nothing (xnic_bond_eval():
+ * at least min(hb_miss, 2) silent ticks). Context: bl->lock held.
+ */
+static void xnic_bond_arm_silence(struct xnic_bond_link *bl, u64 now)
+{
+	struct xnic_params *pa = &bl->xdev->params;
+	u32 miss = max(READ_ONCE(pa->hb_miss), 1U);
+	u64 iv = (u64)clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U) *
+		 NSEC_PER_MSEC;
+	u64 heard = READ_ONCE(bl->last_heard_ns), deadline;
+
+	if (!bl->probing || !bl->carrier ||
+	    bl->state == XNIC_LINK_STATE_DOWN || !heard ||
+	    bl->miss_run + 1 < min(miss, 2U))
+		return;
+	deadline = heard + miss * iv;
+	if (deadline > now && deadline - now < iv)
+		hrtimer_start(&bl->silence, ns_to_ktime(deadline - now),
+			      HRTIMER_MODE_REL_SOFT);
+}
+
 /* The heartbeat tick of a link: every hb_interval_ms, in softirq. */
 static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 {
@@ -389,6 +446,7 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	now = local_clock();
 	queue = xnic_bond_thermal_eval(bl, now);
 	queue |= xnic_bond_eval(bl, now);
+	xnic_bond_arm_silence(bl, now);
 	if (lost) {
 		atomic_set(&bl->path_fail, 1);
 		queue = true;
@@ -730,6 +788,8 @@ int xnic_bond_link_init(struct xnic_link *link)
 	link->bond = bl;
 	hrtimer_init(&bl->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	bl->timer.function = xnic_bond_tick;
+	hrtimer_init(&bl->silence, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	bl->silence.function = xnic_bond_silence;
 	ms = clamp(READ_ONCE(xdev->params.hb_interval_ms), 1U, 10000U);
 	hrtimer_start(&bl->timer, ms_to_ktime(ms), HRTIMER_MODE_REL_SOFT);
 	return 0;
@@ -759,6 +819,8 @@ void xnic_bond_link_fini(struct xnic_link *link)
 	WRITE_ONCE(bl->state, XNIC_LINK_STATE_DOWN);
 	spin_unlock_bh(&bl->lock);
 	hrtimer_cancel(&bl->timer);
+	/* After the tick: it may have armed the deadline before "dead". */
+	hrtimer_cancel(&bl->silence);
 	cancel_work_sync(&bl->work);
 	cancel_delayed_work_sync(&bl->peer_work);
 	xnic_bond_kick_qps(link->xdev, link->index, false, -1);

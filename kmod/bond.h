@@ -115,6 +115,8 @@ enum xnic_bond_counter {
  * @xdev: its device
  * @lock: guards the state machine (everything down to @fail_start_ns)
  * @timer: heartbeat and patrol tick, every hb_interval_ms (softirq)
+ * @silence: fires when the link has been silent for hb_miss intervals
+ *	between two ticks (armed by the tick before)
  * @work: failover, announcement and log of state changes
  * @peer_work: runs peer_timeout_ms after the link went down: QPs of
  *	peers left with no usable link fail their outstanding work
@@ -182,6 +184,7 @@ struct xnic_bond_link {
 	struct xnic_dev *xdev;
 	spinlock_t lock; /* the state machine */
 	struct hrtimer timer;
+	struct hrtimer silence;
 	struct work_struct work;
 	struct delayed_work peer_work;
 	u8 state;

@@ -97,17 +97,22 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
  * the engine rather than spin while a sender on another CPU holds the
  * lock (it seals frames under it).
  *
- * Context: any.
+ * Context: softirq or process context.
  * Return: true when the lock was held.
  */
 bool xnic_tp_busy(struct xnic_qp *qp)
 {
 	struct xnic_tp_qp *tp;
-	bool busy;
+	bool busy = false;
 
 	rcu_read_lock();
 	tp = rcu_dereference(qp->tp.priv);
-	busy = tp && spin_is_locked(&tp->lock);
+	if (tp) {
+		if (spin_trylock_bh(&tp->lock))
+			spin_unlock_bh(&tp->lock);
+		else
+			busy = true;
+	}
 	rcu_read_unlock();
 	return busy;
 }
