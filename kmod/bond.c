@@ -175,6 +175,27 @@ static void xnic_bond_window(struct xnic_bond_link *bl)
 	xnic_bond_base_epoch(bl, lost);
 }
 
+/* The heartbeat interval, ns. */
+static u64 xnic_bond_interval_ns(const struct xnic_params *pa)
+{
+	return (u64)clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U) *
+	       NSEC_PER_MSEC;
+}
+
+/*
+ * Whether nothing was heard on @bl for hb_miss intervals (the last frame,
+ * not the ticks, counts). Context: bl->lock held, or read locklessly.
+ */
+static bool xnic_bond_silent(struct xnic_bond_link *bl, u64 now)
+{
+	struct xnic_params *pa = &bl->xdev->params;
+	u64 heard = READ_ONCE(bl->last_heard_ns);
+
+	return heard && heard < now &&
+	       now - heard >= max(READ_ONCE(pa->hb_miss), 1U) *
+			      xnic_bond_interval_ns(pa);
+}
+
 /*
  * One heartbeat interval passed: count a miss when nothing was heard,
  * close the patrol window when it is full, and move the state.
@@ -185,9 +206,7 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 	struct xnic_params *pa = &bl->xdev->params;
 	u64 hold = (u64)READ_ONCE(pa->bond_hold_ms) * NSEC_PER_MSEC;
 	u32 miss = max(READ_ONCE(pa->hb_miss), 1U);
-	u64 interval = (u64)clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U) *
-		       NSEC_PER_MSEC;
-	u64 rx = xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES), heard;
+	u64 rx = xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES);
 
 	if (rx != bl->rx_seen) {
 		bl->rx_seen = rx;
@@ -209,11 +228,9 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 	 * hb_miss silent intervals; or, when the ticks run late (a loaded
 	 * or emulated CPU), two silent ticks spanning hb_miss intervals.
 	 */
-	heard = READ_ONCE(bl->last_heard_ns);
 	if (bl->probing &&
 	    (bl->miss_run >= miss ||
-	     (bl->miss_run >= min(miss, 2U) && heard && heard < now &&
-	      now - heard >= miss * interval))) {
+	     (bl->miss_run >= min(miss, 2U) && xnic_bond_silent(bl, now)))) {
 		bl->good_since_ns = 0;
 		return xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
 					   XNIC_BR_HB_MISSED, now);
@@ -379,19 +396,15 @@ static enum hrtimer_restart xnic_bond_silence(struct hrtimer *t)
 {
 	struct xnic_bond_link *bl = container_of(t, struct xnic_bond_link,
 						 silence);
-	struct xnic_params *pa = &bl->xdev->params;
-	u64 ms = (u64)max(READ_ONCE(pa->hb_miss), 1U) *
-		 clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U);
 	bool queue = false;
-	u64 now, heard;
+	u64 now;
 
 	spin_lock(&bl->lock);
 	now = local_clock();
-	heard = READ_ONCE(bl->last_heard_ns);
 	if (!bl->dead && bl->probing && bl->carrier &&
 	    bl->state != XNIC_LINK_STATE_DOWN &&
 	    xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES) == bl->rx_seen &&
-	    heard && heard < now && now - heard >= ms * NSEC_PER_MSEC) {
+	    xnic_bond_silent(bl, now)) {
 		bl->good_since_ns = 0;
 		queue = xnic_bond_set_state(bl, XNIC_LINK_STATE_DOWN,
 					    XNIC_BR_HB_MISSED, now);
@@ -411,8 +424,7 @@ static void xnic_bond_arm_silence(struct xnic_bond_link *bl, u64 now)
 {
 	struct xnic_params *pa = &bl->xdev->params;
 	u32 miss = max(READ_ONCE(pa->hb_miss), 1U);
-	u64 iv = (u64)clamp(READ_ONCE(pa->hb_interval_ms), 1U, 10000U) *
-		 NSEC_PER_MSEC;
+	u64 iv = xnic_bond_interval_ns(pa);
 	u64 heard = READ_ONCE(bl->last_heard_ns), deadline;
 
 	if (!bl->probing || !bl->carrier ||
