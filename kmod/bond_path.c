@@ -166,7 +166,9 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  * rather than fall back). A peer's paths over links that are not switched
  * (one hop, struct xnic_bond_link.switched) are preferred: its switched
  * paths are used only when none of those is UP; a path a switched link
- * lost (struct xnic_path.down_ns) counts as DOWN.
+ * lost (struct xnic_path.down_ns) counts as DOWN. A link running warm
+ * (thermal WARN) takes only its quarter weight's share: it is not where
+ * frames go while a cooler UP link waits for credit.
  *
  * Context: RCU read (the caller's: xnic_tp_xmit()).
  * Return: the link, or NULL when no link with carrier reaches @peer.
@@ -180,7 +182,7 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
 	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
 	bool need = xnic_lcr_needed(skb), up = false, mesh_up = false, has;
-	bool sw[XNIC_MAX_LINKS], swi;
+	bool sw[XNIC_MAX_LINKS], warm[XNIC_MAX_LINKS], swi, cool_waits = false;
 	struct xnic_link *ab = NULL;
 	int abp = -1;
 	u8 fbs = 0;
@@ -218,8 +220,11 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		mesh_up |= state == XNIC_LINK_STATE_UP && !swi;
 		/* flow-hash keeps a flow on its link: it waits for it. */
 		if (!has && (state != XNIC_LINK_STATE_UP ||
-			     policy != XNIC_BOND_FLOW_HASH))
+			     policy != XNIC_BOND_FLOW_HASH)) {
+			cool_waits |= state == XNIC_LINK_STATE_UP &&
+				      READ_ONCE(bl->thermal) != XNIC_THERMAL_WARN;
 			continue;
+		}
 		if (state != XNIC_LINK_STATE_UP) {
 			if (!fb || (fbs == XNIC_LINK_STATE_DOWN &&
 				    state == XNIC_LINK_STATE_DEGRADED)) {
@@ -235,7 +240,8 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		w[n] = max(READ_ONCE(bl->cap_w), 1U) *
 		       max(READ_ONCE(bl->health_w), 1U);
 		/* Running warm: a quarter of the traffic (bond_thermal.c). */
-		if (READ_ONCE(bl->thermal) == XNIC_THERMAL_WARN)
+		warm[n] = READ_ONCE(bl->thermal) == XNIC_THERMAL_WARN;
+		if (warm[n])
 			w[n] = max(w[n] / 4, 1U);
 		n++;
 		if (n == XNIC_MAX_LINKS)
@@ -246,10 +252,13 @@ struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 		*path = abp;
 		return abp < 0 ? NULL : ab;
 	}
-	if (mesh_up) {
-		/* One hop first: switched paths only when no mesh link is UP. */
+	if (mesh_up || cool_waits) {
+		/*
+		 * One hop first: switched paths only when no mesh link is UP.
+		 * A warm link is no overflow for a cool one out of credit.
+		 */
 		for (k = 0, x = 0; k < n; k++) {
-			if (sw[k])
+			if ((mesh_up && sw[k]) || (cool_waits && warm[k]))
 				continue;
 			cand[x] = cand[k];
 			cp[x] = cp[k];
