@@ -24,6 +24,7 @@ static const struct {
 } xnic_engine_counters[] = {
 	{ "engine_iterations", offsetof(struct xnic_engine_stats, iterations) },
 	{ "engine_sleeps", offsetof(struct xnic_engine_stats, sleeps) },
+	{ "engine_naps", offsetof(struct xnic_engine_stats, naps) },
 	{ "engine_wakeups", offsetof(struct xnic_engine_stats, wakeups) },
 	{ "engine_kicks", offsetof(struct xnic_engine_stats, kicks) },
 	{ "engine_doorbells", offsetof(struct xnic_engine_stats, doorbells) },

@@ -36,9 +36,13 @@
  * through the wakeup syscall, which does the work inline with no thread
  * handoff; when the syscall leaves work (large messages, a full window)
  * the engine takes over, and while doorbells keep coming within idle_us
- * it stays awake and the datapath needs no system call. An idle_us of
- * XNIC_ENGINE_POLL_IDLE_US or more asks for a polling engine: every
- * wakeup syscall wakes it.
+ * it stays awake and the datapath needs no system call. A stream (posts
+ * of a QP closer than XNIC_ENGINE_STREAM_NS with nothing received in
+ * between: xnic_engine_stream()) makes the engine nap instead of sleep
+ * between them: NEED_WAKEUP stays clear, a timer of XNIC_ENGINE_NAP_NS
+ * brings it back, and the stream's posts need no system call either. An
+ * idle_us of XNIC_ENGINE_POLL_IDLE_US or more asks for a polling engine:
+ * every wakeup syscall wakes it.
  *
  * Active QPs: a QP is on at most one of the engine's lists (pending, then
  * active) and the list holds one reference. Activating a listed QP sets
@@ -102,6 +106,17 @@ u32 xnic_engine_default_idle_us(void)
  * follow need no system call (io_uring SQPOLL's behaviour).
  */
 #define XNIC_ENGINE_POLL_IDLE_US	1000
+/*
+ * Streams (xnic_engine_stream()): a post continues one when the QP's
+ * previous post came less than XNIC_ENGINE_STREAM_NS before it; the engine
+ * then naps (XNIC_ENGINE_NAP_NS at a time, doubling while the naps find
+ * nothing; NEED_WAKEUP clear) instead of sleeping, until
+ * XNIC_ENGINE_STREAM_NS after the stream's last post.
+ */
+#define XNIC_ENGINE_STREAM_NS		(10 * NSEC_PER_MSEC)
+#define XNIC_ENGINE_NAP_NS		(20 * NSEC_PER_USEC)
+/* Naps double while they find nothing, up to this. */
+#define XNIC_ENGINE_NAP_MAX_NS		(160 * NSEC_PER_USEC)
 /* Off the CPU this long (ns) between passes, the engine is starved. */
 #define XNIC_ENGINE_STARVED_NS		(200 * NSEC_PER_USEC)
 /*
@@ -153,6 +168,7 @@ enum {
  * @activations: QPs put on @pending (@lock)
  * @iterations: loop passes (thread only, like the next four)
  * @sleeps: times the thread went to sleep
+ * @naps: times it napped in a stream (xnic_engine_nap())
  * @wakeups: times it woke up again
  * @doorbells: doorbell bits consumed
  * @rx_frames: deferred frames handled
@@ -160,6 +176,8 @@ enum {
  * @rx_dropped: deferred frames dropped, queue full or engine stopping
  * @listed0: class 0 QPs on @pending or @active (changed under @lock, read
  *	without it: xnic_engine_class0_backlogged())
+ * @stream_until: local_clock() ns until which the engine naps rather than
+ *	sleeps (wakeup syscalls and the thread write it, unlocked)
  */
 struct xnic_engine {
 	struct xnic_dev *xdev;
@@ -182,12 +200,14 @@ struct xnic_engine {
 	u64 activations;
 	u64 iterations;
 	u64 sleeps;
+	u64 naps;
 	u64 wakeups;
 	u64 doorbells;
 	u64 rx_frames;
 	atomic64_t kicks;
 	atomic64_t rx_dropped;
 	atomic_t listed0;
+	u64 stream_until;
 };
 
 /* The device's idle period, us (netlink parameter idle_us). */
@@ -324,6 +344,49 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
 	return eng && atomic_read(&eng->listed0) > 0;
 }
 
+/*
+ * Whether a post on @qp (a wakeup syscall, or a doorbell of new WQEs the
+ * engine found) continues a stream: the QP's previous post came less than
+ * XNIC_ENGINE_STREAM_NS ago and nothing arrived from the peer in between
+ * (its responder's expected PSN is the same). Posts of a ping-pong wait
+ * for the peer's message and are best done inline by the syscall; those
+ * of a stream come as completions free the SQ, and an engine that naps
+ * between them (xnic_engine_nap()) takes them with no system call.
+ */
+static bool xnic_engine_stream(struct xnic_qp *qp)
+{
+	u64 now = local_clock(), last = READ_ONCE(qp->post_ns);
+	u32 epsn = xnic_tp_qp_epsn_hint(qp);
+	bool stream = now - last < XNIC_ENGINE_STREAM_NS &&
+		      epsn == READ_ONCE(qp->post_epsn);
+
+	WRITE_ONCE(qp->post_ns, now);
+	WRITE_ONCE(qp->post_epsn, epsn);
+	return stream;
+}
+
+/*
+ * A wakeup syscall continues a stream: the engine is to nap from now on.
+ * Kick it, then clear NEED_WAKEUP in the poster's page at once, so that
+ * the stream's next posts make no syscall while the thread waits for a
+ * CPU. The kick comes first: the thread runs a pass after the flag is
+ * clear and finds every doorbell rung meanwhile (rule D2 holds: with the
+ * flag clear, the engine is bound to look). ctx_mutex orders this against
+ * the thread setting the flag to sleep.
+ */
+static void xnic_engine_stream_start(struct xnic_engine *eng,
+				     struct xnic_ucontext *uctx)
+{
+	u32 *flags = &uctx->page->engine_flags;
+
+	WRITE_ONCE(eng->stream_until, local_clock() + XNIC_ENGINE_STREAM_NS);
+	xnic_engine_wake(eng);
+	mutex_lock(&eng->ctx_mutex);
+	if (!list_empty(&uctx->engine_node))
+		WRITE_ONCE(*flags, READ_ONCE(*flags) & ~XNIC_ENGINE_NEED_WAKEUP);
+	mutex_unlock(&eng->ctx_mutex);
+}
+
 /**
  * xnic_engine_post_send() - the wakeup syscall of rule D1
  * @xdev: the device
@@ -334,8 +397,10 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
  * (xnic_engine_owns_qp()), and activates the QP in the engine (waking it)
  * only when work remains (or remained from before), the QP must be flushed
  * or reset, or its state is not ready.
- * With a long idle period (idle_us >= XNIC_ENGINE_POLL_IDLE_US) the engine
- * is woken in any case: it is meant to poll.
+ * The engine is also woken when the syscall continues a stream
+ * (xnic_engine_stream()), so that it polls the posts that follow, and with
+ * a long idle period (idle_us >= XNIC_ENGINE_POLL_IDLE_US), where it is
+ * meant to poll.
  *
  * Context: process context (the POST_SEND command).
  */
@@ -352,11 +417,17 @@ void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp)
 	if (xnic_engine_owns_qp(xdev, qp))
 		return;
 	if (!test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags) &&
-	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS &&
-	    xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) == XNIC_TP_IDLE) {
-		if (xnic_engine_idle_us(eng) >= XNIC_ENGINE_POLL_IDLE_US)
-			xnic_engine_wake(eng);
-		return;
+	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS) {
+		bool stream = xnic_engine_stream(qp);
+
+		if (stream)
+			xnic_engine_stream_start(eng, qp->uctx);
+		if (xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) ==
+		    XNIC_TP_IDLE) {
+			if (xnic_engine_idle_us(eng) >= XNIC_ENGINE_POLL_IDLE_US)
+				xnic_engine_wake(eng);
+			return;
+		}
 	}
 	__xnic_engine_activate(eng, qp, true);
 }
@@ -496,6 +567,10 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 	xa_unlock_bh(&uctx->qps);
 	if (!qp)
 		return;
+	/* New posts with no syscall (not those a syscall took) may stream. */
+	if (xnic_tp_qp_sq_new(qp) && xnic_engine_stream(qp))
+		WRITE_ONCE(eng->stream_until,
+			   local_clock() + XNIC_ENGINE_STREAM_NS);
 	__xnic_engine_activate(eng, qp, false);
 	xnic_qp_put(qp);
 }
@@ -720,6 +795,23 @@ static void xnic_engine_sleep(struct xnic_engine *eng)
 }
 
 /*
+ * Step 4 in a stream: sleep @nap ns at most, or until kicked, with
+ * NEED_WAKEUP clear. The posts of the stream ring their doorbells with no
+ * system call; the pass after the nap finds them. An interrupt coalescing
+ * timer's idea: a post waits at most a nap, and the stream costs no CPU
+ * between its posts.
+ */
+static void xnic_engine_nap(struct xnic_engine *eng, u64 nap)
+{
+	eng->naps++;
+	if (!test_bit(XNIC_ENG_KICK, &eng->flags))
+		__wait_event_hrtimeout(eng->wq,
+				       test_bit(XNIC_ENG_KICK, &eng->flags) ||
+				       kthread_should_stop(),
+				       ns_to_ktime(nap), TASK_IDLE);
+}
+
+/*
  * The idle policy of step 4. An engine that was kept off the CPU for
  * longer than it may idle (the scheduler gave the CPUs to busy-polling
  * applications) always finds work when it runs again, so idle_us alone
@@ -756,8 +848,11 @@ static int xnic_engine_thread(void *arg)
 {
 	struct xnic_engine *eng = arg;
 	u64 last_busy = local_clock(), last_pass = last_busy;
+	u64 nap = XNIC_ENGINE_NAP_NS;
 
 	xnic_engine_set_nice(eng);
+	/* A nap's timer may fire this late (the default is 50 us). */
+	current->timer_slack_ns = XNIC_ENGINE_NAP_NS / 4;
 	while (!kthread_should_stop()) {
 		u64 now, start = local_clock();
 		bool busy;
@@ -770,13 +865,20 @@ static int xnic_engine_thread(void *arg)
 
 		/* local_clock(): cheap, unlike ktime_get() on HPET. */
 		now = local_clock();
-		if (busy)
+		if (busy) {
 			last_busy = now;
+			nap = XNIC_ENGINE_NAP_NS;
+		}
 		if (xnic_engine_should_sleep(eng, now, start, last_pass, last_busy,
 					     busy, !list_empty(&eng->active))) {
-			xnic_engine_sleep(eng);
+			if (now < READ_ONCE(eng->stream_until)) {
+				xnic_engine_nap(eng, nap);
+				nap = min(2 * nap, XNIC_ENGINE_NAP_MAX_NS);
+			} else {
+				xnic_engine_sleep(eng);
+				last_busy = local_clock();
+			}
 			now = local_clock();
-			last_busy = now;
 		}
 		last_pass = now;
 		xnic_engine_set_nice(eng);
@@ -886,6 +988,7 @@ void xnic_engine_get_stats(struct xnic_dev *xdev,
 		return;
 	stats->iterations = READ_ONCE(eng->iterations);
 	stats->sleeps = READ_ONCE(eng->sleeps);
+	stats->naps = READ_ONCE(eng->naps);
 	stats->wakeups = READ_ONCE(eng->wakeups);
 	stats->kicks = atomic64_read(&eng->kicks);
 	stats->doorbells = READ_ONCE(eng->doorbells);

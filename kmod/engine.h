@@ -34,6 +34,7 @@ struct xnic_ucontext;
  * struct xnic_engine_stats - engine event counters (free running)
  * @iterations: passes of the main loop
  * @sleeps: times the engine went to sleep
+ * @naps: times it napped between the posts of a stream, NEED_WAKEUP clear
  * @wakeups: times it woke up (kick, deadline or stop)
  * @kicks: wakeup syscalls and calls of xnic_engine_kick()
  * @doorbells: doorbell bits consumed
@@ -45,6 +46,7 @@ struct xnic_ucontext;
 struct xnic_engine_stats {
 	u64 iterations;
 	u64 sleeps;
+	u64 naps;
 	u64 wakeups;
 	u64 kicks;
 	u64 doorbells;

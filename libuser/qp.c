@@ -430,6 +430,7 @@ int xnic_qp_wakeup(struct xnic_qp *qp)
 	req.wr_count = 0;
 	req.sge_count = 0;
 	req.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	qp->wakeups++;
 	return xnic_cmd(qp->ctx->fd, IB_USER_VERBS_CMD_POST_SEND, &req,
 			sizeof(req), NULL, 0, &resp, sizeof(resp), NULL, 0);
 }

@@ -232,11 +232,15 @@ struct xnic_wq {
 /**
  * struct xnic_qp - a reliable connected queue pair
  * @qpn: QP number (give it to the peer)
+ * @wakeups: wakeup syscalls made for this QP (xnic_qp_wakeup()), read-only:
+ *	a datapath under load should make almost none
  *
- * Everything but @qpn belongs to the library and its inline functions.
+ * Everything but @qpn and @wakeups belongs to the library and its inline
+ * functions.
  */
 struct xnic_qp {
 	uint32_t qpn;
+	uint64_t wakeups;
 	/* datapath */
 	struct xnic_wq sq;
 	struct xnic_wq rq;
@@ -636,6 +640,7 @@ const char *xnic_qp_err_str(uint32_t reason);
  * @qp: QP
  *
  * Called by xnic_sq_submit() when the engine sleeps; not needed otherwise.
+ * Counted in @qp->wakeups.
  * Return: 0 or -errno of the POST_SEND command.
  */
 int xnic_qp_wakeup(struct xnic_qp *qp);

@@ -1134,6 +1134,72 @@ TEST_F_TIMEOUT(dp, zero_syscall_datapath, 300)
 	/* The child's copies of the library state moved on: not reused. */
 }
 
+/*
+ * A stream at default settings (idle_us 20): the poster's first posts
+ * find the engine asleep and take the wakeup syscall; from then on the
+ * engine naps between the stream's posts (NEED_WAKEUP clear) and the
+ * posts need none: fewer than one per 100 WQEs (the goal of #16; 0.5-1
+ * per 4 KiB WQE before the engine napped).
+ */
+#define ST_N		4000
+#define ST_LEN		4096
+#define ST_SLOTS	(DP_BUF / ST_LEN)
+#define ST_WINDOW	32
+
+TEST_F_TIMEOUT(dp, stream_needs_no_wakeups, 180)
+{
+	uint64_t posted = 0, done = 0, naps0, naps1, w0;
+	const char *dev = self->env.dev[0].name;
+	struct xnic_qp *qp;
+	struct xnic_cqe c[16];
+	struct xnic_sge s;
+	long long end;
+	int r, k;
+
+	CONN_UP(&self->env, &self->c, 256, NULL);
+	qp = self->c.qp[0];
+	xt_fill(self->a.p, DP_BUF, 90);
+	naps0 = xt_hw_counter(dev, "engine_naps");
+	ASSERT_NE(UINT64_MAX, naps0);
+	w0 = qp->wakeups;
+	end = xt_now_ms() + 60000;
+	while (done < ST_N) {
+		while (posted < ST_N && posted - done < ST_WINDOW) {
+			size_t off = (posted % ST_SLOTS) * ST_LEN;
+
+			s = sge_of(&self->a, off, ST_LEN);
+			ASSERT_EQ(0, xnic_post_write(qp, &s, 1,
+						     raddr_of(&self->b, off),
+						     self->b.mr->rkey, posted,
+						     XNIC_WQE_F_SIGNALED));
+			posted++;
+		}
+		r = xnic_poll_cq(self->c.cq[0], c, 16);
+		ASSERT_LE(0, r);
+		for (k = 0; k < r; k++)
+			ASSERT_EQ(XNIC_WC_SUCCESS, c[k].status)
+				TH_LOG("WQE %llu: %s",
+				       (unsigned long long)(done + k),
+				       xt_cqe_str(&c[k]));
+		done += r;
+		ASSERT_GT(end, xt_now_ms())
+			TH_LOG("stream stuck: %llu posted, %llu done",
+			       (unsigned long long)posted,
+			       (unsigned long long)done);
+	}
+	/* ib_core caches the counters for 10 ms. */
+	xt_sleep_ms(20);
+	naps1 = xt_hw_counter(dev, "engine_naps");
+	TH_LOG("%d x %d B WRITEs: %llu wakeup syscalls, %llu engine naps",
+	       ST_N, ST_LEN, (unsigned long long)(qp->wakeups - w0),
+	       (unsigned long long)(naps1 - naps0));
+	EXPECT_GT(ST_N / 100, qp->wakeups - w0)
+		TH_LOG("a stream made a wakeup syscall per %.1f WQEs",
+		       (double)ST_N / (double)(qp->wakeups - w0));
+	EXPECT_LT(naps0, naps1) TH_LOG("the engine never napped");
+	ASSERT_BYTES(self->b.p, self->a.p, DP_BUF, "the stream's WRITEs");
+}
+
 TEST_F_TIMEOUT(dp, idle_engine_sleeps_and_wakes, 120)
 {
 	struct xnic_sge s = sge_of(&self->a, 0, 4096);
