@@ -1086,11 +1086,13 @@ static void report_bw(struct perf *p, uint64_t msgs, uint64_t t_start,
 	if (peak < avg)
 		peak = avg;
 	if (p->o->json) {
+		/* qp_wakeups: the QP's wakeup syscalls so far (libxnic). */
 		printf("{\"test\":\"%s\",\"device\":\"%s\",\"bytes\":%" PRIu64
 		       ",\"iterations\":%" PRIu64 ",\"bw_peak_MBps\":%.2f"
-		       ",\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f}\n",
+		       ",\"bw_avg_MBps\":%.2f,\"msg_rate_Mpps\":%.6f"
+		       ",\"qp_wakeups\":%" PRIu64 "}\n",
 		       p->o->test->name, p->o->dev, p->size, msgs, peak, avg,
-		       rate);
+		       rate, p->qp->wakeups);
 	} else {
 		printf(" %-7" PRIu64 " %-11" PRIu64 " %18.2f %21.2f %15.6f\n",
 		       p->size, msgs, peak, avg, rate);
