@@ -107,13 +107,15 @@ u32 xnic_engine_default_idle_us(void)
  */
 #define XNIC_ENGINE_POLL_IDLE_US	1000
 /*
- * Streams (xnic_engine_stream()): a post continues one when the QP's
- * previous post came less than XNIC_ENGINE_STREAM_NS before it; the engine
+ * Streams (xnic_engine_stream()): XNIC_ENGINE_STREAM_POSTS posts of a QP
+ * in a row, each less than XNIC_ENGINE_STREAM_NS after the last with
+ * nothing received in between; the engine
  * then naps (XNIC_ENGINE_NAP_NS at a time, doubling while the naps find
  * nothing; NEED_WAKEUP clear) instead of sleeping, until
  * XNIC_ENGINE_STREAM_NS after the stream's last post.
  */
 #define XNIC_ENGINE_STREAM_NS		(10 * NSEC_PER_MSEC)
+#define XNIC_ENGINE_STREAM_POSTS	8
 #define XNIC_ENGINE_NAP_NS		(20 * NSEC_PER_USEC)
 /* Naps double while they find nothing, up to this. */
 #define XNIC_ENGINE_NAP_MAX_NS		(160 * NSEC_PER_USEC)
@@ -346,23 +348,28 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
 
 /*
  * Whether a post on @qp (a wakeup syscall, or a doorbell of new WQEs the
- * engine found) continues a stream: the QP's previous post came less than
- * XNIC_ENGINE_STREAM_NS ago and nothing arrived from the peer in between
- * (its responder's expected PSN is the same). Posts of a ping-pong wait
- * for the peer's message and are best done inline by the syscall; those
- * of a stream come as completions free the SQ, and an engine that naps
- * between them (xnic_engine_nap()) takes them with no system call.
+ * engine found) continues a stream: it is the XNIC_ENGINE_STREAM_POSTS-th
+ * or later in a row to come less than XNIC_ENGINE_STREAM_NS after the
+ * QP's previous one with nothing from the peer in between (its
+ * responder's expected PSN is the same). Posts of a ping-pong (a few per
+ * round, fi_pingpong's and MPI's) wait for the peer's message and are best
+ * done inline by the syscall: a nap would delay them. Those of a stream
+ * come as completions free the SQ, and an engine that naps between them
+ * (xnic_engine_nap()) takes them with no system call.
  */
 static bool xnic_engine_stream(struct xnic_qp *qp)
 {
 	u64 now = local_clock(), last = READ_ONCE(qp->post_ns);
-	u32 epsn = xnic_tp_qp_epsn_hint(qp);
-	bool stream = now - last < XNIC_ENGINE_STREAM_NS &&
-		      epsn == READ_ONCE(qp->post_epsn);
+	u32 epsn = xnic_tp_qp_epsn_hint(qp), streak = 0;
 
+	if (now - last < XNIC_ENGINE_STREAM_NS &&
+	    epsn == READ_ONCE(qp->post_epsn))
+		streak = min(READ_ONCE(qp->post_streak) + 1,
+			     XNIC_ENGINE_STREAM_POSTS);
 	WRITE_ONCE(qp->post_ns, now);
 	WRITE_ONCE(qp->post_epsn, epsn);
-	return stream;
+	WRITE_ONCE(qp->post_streak, streak);
+	return streak >= XNIC_ENGINE_STREAM_POSTS;
 }
 
 /*

@@ -179,9 +179,11 @@ struct xnic_cq {
  * @cm_id: communication id of the CM connection this QP is bound to
  *	(0: none); guarded by the device's CM lock (cm.c): the CM sends a
  *	DREQ when the QP is destroyed, reset or moved to the error state
- * @post_ns: local_clock() of the QP's last wakeup syscall (a hint,
- *	written there without a lock: xnic_engine_post_send())
- * @post_epsn: the responder's expected PSN at that syscall (a hint)
+ * @post_ns: local_clock() of the QP's last post the engine saw (a
+ *	wakeup syscall or a doorbell; a hint written without a lock:
+ *	xnic_engine_stream())
+ * @post_epsn: the responder's expected PSN at that post (a hint)
+ * @post_streak: posts in a row that looked like a stream (a hint)
  */
 struct xnic_qp {
 	struct ib_qp ibqp;
@@ -219,6 +221,7 @@ struct xnic_qp {
 	u32 cm_id;
 	u64 post_ns;
 	u32 post_epsn;
+	u32 post_streak;
 };
 
 static inline struct xnic_ucontext *to_xuctx(struct ib_ucontext *ibuc)
