@@ -351,16 +351,16 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
  * engine found) continues a stream: it is the XNIC_ENGINE_STREAM_POSTS-th
  * or later in a row to come less than XNIC_ENGINE_STREAM_NS after the
  * QP's previous one with nothing from the peer in between (its
- * responder's expected PSN is the same). Posts of a ping-pong (a few per
+ * responder's expected PSN, @epsn, is the same). Posts of a ping-pong (a few per
  * round, fi_pingpong's and MPI's) wait for the peer's message and are best
  * done inline by the syscall: a nap would delay them. Those of a stream
  * come as completions free the SQ, and an engine that naps between them
  * (xnic_engine_nap()) takes them with no system call.
  */
-static bool xnic_engine_stream(struct xnic_qp *qp)
+static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn)
 {
 	u64 now = local_clock(), last = READ_ONCE(qp->post_ns);
-	u32 epsn = xnic_tp_qp_epsn_hint(qp), streak = 0;
+	u32 streak = 0;
 
 	if (now - last < XNIC_ENGINE_STREAM_NS &&
 	    epsn == READ_ONCE(qp->post_epsn))
@@ -425,9 +425,10 @@ void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp)
 		return;
 	if (!test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags) &&
 	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS) {
-		bool stream = xnic_engine_stream(qp);
+		u32 epsn;
 
-		if (stream)
+		xnic_tp_qp_post_hint(qp, &epsn);
+		if (xnic_engine_stream(qp, epsn))
 			xnic_engine_stream_start(eng, qp->uctx);
 		if (xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) ==
 		    XNIC_TP_IDLE) {
@@ -566,6 +567,7 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 			     struct xnic_ucontext *uctx, u32 db_index)
 {
 	struct xnic_qp *qp;
+	u32 epsn;
 
 	xa_lock_bh(&uctx->qps);
 	qp = xa_load(&uctx->qps, db_index);
@@ -574,8 +576,13 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 	xa_unlock_bh(&uctx->qps);
 	if (!qp)
 		return;
-	/* New posts with no syscall (not those a syscall took) may stream. */
-	if (xnic_tp_qp_sq_new(qp) && xnic_engine_stream(qp))
+	/*
+	 * New posts with no syscall may stream; not those a syscall took (a
+	 * ping-pong's), but those the engine took already in a stream.
+	 */
+	if ((xnic_tp_qp_post_hint(qp, &epsn) ||
+	     READ_ONCE(qp->post_streak) >= XNIC_ENGINE_STREAM_POSTS) &&
+	    xnic_engine_stream(qp, epsn))
 		WRITE_ONCE(eng->stream_until,
 			   local_clock() + XNIC_ENGINE_STREAM_NS);
 	__xnic_engine_activate(eng, qp, false);

@@ -118,51 +118,33 @@ bool xnic_tp_busy(struct xnic_qp *qp)
 }
 
 /**
- * xnic_tp_qp_epsn_hint() - the PSN a QP's responder expects next, unlocked
+ * xnic_tp_qp_post_hint() - what the engine's stream detection reads of a
+ *	QP, without the tp lock
  * @qp: the QP, referenced by the caller
+ * @epsn: set to the PSN its responder expects next (0 for a QP without
+ *	transport state)
  *
- * A hint read without the tp lock, stale at once: the wakeup syscall
- * tells a stream (posts with nothing received in between) from a
- * request-response exchange by it. xnic_tp_qp_rx_epsn() is the exact one.
- *
- * Context: any context but hard IRQ.
- * Return: the expected PSN, 0 for a QP without transport state.
- */
-u32 xnic_tp_qp_epsn_hint(struct xnic_qp *qp)
-{
-	struct xnic_tp_qp *tp;
-	u32 epsn = 0;
-
-	rcu_read_lock();
-	tp = rcu_dereference(qp->tp.priv);
-	if (tp)
-		epsn = READ_ONCE(tp->rx.win.epsn);
-	rcu_read_unlock();
-	return epsn;
-}
-
-/**
- * xnic_tp_qp_sq_new() - whether a QP's SQ holds WQEs the requester has not
- *	taken yet, unlocked
- * @qp: the QP, referenced by the caller
- *
- * A hint read without the tp lock, stale at once: the engine tells a
+ * Hints, stale at once: the engine tells a stream (posts with nothing
+ * received in between) from a request-response exchange by @epsn, and a
  * doorbell of new posts from one whose posts the wakeup syscall already
- * took.
+ * took by the return value. xnic_tp_qp_rx_epsn() is the exact @epsn.
  *
  * Context: any context but hard IRQ.
  * Return: true when the SQ producer index is not the requester's fetch
- * index.
+ * index (WQEs not taken yet).
  */
-bool xnic_tp_qp_sq_new(struct xnic_qp *qp)
+bool xnic_tp_qp_post_hint(struct xnic_qp *qp, u32 *epsn)
 {
 	struct xnic_tp_qp *tp;
 	bool new = false;
 
+	*epsn = 0;
 	rcu_read_lock();
 	tp = rcu_dereference(qp->tp.priv);
-	if (tp)
+	if (tp) {
+		*epsn = READ_ONCE(tp->rx.win.epsn);
 		new = xnic_ring_producer(&qp->sq) != READ_ONCE(tp->tx.fetch);
+	}
 	rcu_read_unlock();
 	return new;
 }

@@ -60,9 +60,9 @@ enum xnic_tp_status {
  *	(HELLOs, bulk data; consumes @skb); engine thread.
  * xnic_tp_qp_flush(): the QP entered the error state: complete every
  *	outstanding SQ and RQ WQE with a flush error. Process context.
- * xnic_tp_qp_epsn_hint(), xnic_tp_qp_sq_new(): the PSN the QP's responder
- *	expects next; whether its SQ has WQEs not taken yet. Read without the
- *	lock (hints: tp.c).
+ * xnic_tp_qp_post_hint(): the PSN the QP's responder expects next, and
+ *	whether its SQ has WQEs not taken yet, read without the lock (hints:
+ *	tp.c).
  */
 enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 				       unsigned int budget);
@@ -70,8 +70,7 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget);
 void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_qp_flush(struct xnic_qp *qp);
-u32 xnic_tp_qp_epsn_hint(struct xnic_qp *qp);
-bool xnic_tp_qp_sq_new(struct xnic_qp *qp);
+bool xnic_tp_qp_post_hint(struct xnic_qp *qp, u32 *epsn);
 
 /*
  * Disconnect (DREQ, Documentation/cm.rst):
