@@ -37,12 +37,12 @@
  * handoff; when the syscall leaves work (large messages, a full window)
  * the engine takes over, and while doorbells keep coming within idle_us
  * it stays awake and the datapath needs no system call. A stream (posts
- * of a QP closer than XNIC_ENGINE_STREAM_NS with nothing received in
- * between: xnic_engine_stream()) makes the engine nap instead of sleep
- * between them: NEED_WAKEUP stays clear, a timer of XNIC_ENGINE_NAP_NS
- * brings it back, and the stream's posts need no system call either. An
- * idle_us of XNIC_ENGINE_POLL_IDLE_US or more asks for a polling engine:
- * every wakeup syscall wakes it.
+ * of a QP in a row, closer than XNIC_ENGINE_STREAM_NS, with nothing
+ * received in between: xnic_engine_stream()) makes the engine nap instead
+ * of sleep between them: NEED_WAKEUP stays clear, a timer of
+ * XNIC_ENGINE_NAP_NS brings it back, and the stream's posts need no
+ * system call either. An idle_us of XNIC_ENGINE_POLL_IDLE_US or more asks
+ * for a polling engine: every wakeup syscall wakes it.
  *
  * Active QPs: a QP is on at most one of the engine's lists (pending, then
  * active) and the list holds one reference. Activating a listed QP sets
@@ -109,10 +109,10 @@ u32 xnic_engine_default_idle_us(void)
 /*
  * Streams (xnic_engine_stream()): XNIC_ENGINE_STREAM_POSTS posts of a QP
  * in a row, each less than XNIC_ENGINE_STREAM_NS after the last with
- * nothing received in between; the engine
- * then naps (XNIC_ENGINE_NAP_NS at a time, doubling while the naps find
- * nothing; NEED_WAKEUP clear) instead of sleeping, until
- * XNIC_ENGINE_STREAM_NS after the stream's last post.
+ * nothing received in between. The engine then naps (XNIC_ENGINE_NAP_NS
+ * at a time, doubling while the naps find nothing; NEED_WAKEUP clear)
+ * instead of sleeping, until XNIC_ENGINE_STREAM_NS after the stream's
+ * last post.
  */
 #define XNIC_ENGINE_STREAM_NS		(10 * NSEC_PER_MSEC)
 #define XNIC_ENGINE_STREAM_POSTS	8
@@ -351,11 +351,12 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
  * engine found) continues a stream: it is the XNIC_ENGINE_STREAM_POSTS-th
  * or later in a row to come less than XNIC_ENGINE_STREAM_NS after the
  * QP's previous one with nothing from the peer in between (its
- * responder's expected PSN, @epsn, is the same). Posts of a ping-pong (a few per
- * round, fi_pingpong's and MPI's) wait for the peer's message and are best
- * done inline by the syscall: a nap would delay them. Those of a stream
- * come as completions free the SQ, and an engine that naps between them
- * (xnic_engine_nap()) takes them with no system call.
+ * responder's expected PSN, @epsn, is the same). Posts of a ping-pong (a
+ * few per round, fi_pingpong's and MPI's) wait for the peer's message and
+ * are best done inline by the syscall: a nap would delay them. Those of a
+ * stream come as completions free the SQ, and an engine that naps between
+ * them (xnic_engine_nap()) takes them with no system call. Clocks of two
+ * CPUs (local_clock()) may differ by a little: this is a hint.
  */
 static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn)
 {
