@@ -13,8 +13,9 @@
  *    for seconds on a lossy link);
  *  - the zero-syscall claim: a child posts and reaps thousands of WQEs
  *    under a seccomp filter that traps every system call but exit_group;
- *    the idle engine sleeps (NEED_WAKEUP, no CPU time) and wakes on the
- *    next post;
+ *    a stream at default settings makes almost no wakeup syscall (the
+ *    engine naps); the idle engine sleeps (NEED_WAKEUP, no CPU time) and
+ *    wakes on the next post;
  *  - remote and local errors: bad, deregistered and stale rkeys, ranges
  *    past the MR or wrapping around 2^64, missing access rights, another
  *    PD, a SEND longer than the receive buffer, a QP in RESET or INIT:
