@@ -373,6 +373,23 @@ static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn)
 	return streak >= XNIC_ENGINE_STREAM_POSTS;
 }
 
+/* Set or clear NEED_WAKEUP in a context's page. Context: ctx_mutex held. */
+static void xnic_engine_page_need_wakeup(struct xnic_ucontext *uctx, bool set)
+{
+	u32 *flags = &uctx->page->engine_flags;
+
+	if (set)
+		WRITE_ONCE(*flags, READ_ONCE(*flags) | XNIC_ENGINE_NEED_WAKEUP);
+	else
+		WRITE_ONCE(*flags, READ_ONCE(*flags) & ~XNIC_ENGINE_NEED_WAKEUP);
+}
+
+/* A post continued a stream: nap rather than sleep for a while. */
+static void xnic_engine_stream_extend(struct xnic_engine *eng)
+{
+	WRITE_ONCE(eng->stream_until, local_clock() + XNIC_ENGINE_STREAM_NS);
+}
+
 /*
  * A wakeup syscall continues a stream: the engine is to nap from now on.
  * Kick it, then clear NEED_WAKEUP in the poster's page at once, so that
@@ -385,13 +402,11 @@ static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn)
 static void xnic_engine_stream_start(struct xnic_engine *eng,
 				     struct xnic_ucontext *uctx)
 {
-	u32 *flags = &uctx->page->engine_flags;
-
-	WRITE_ONCE(eng->stream_until, local_clock() + XNIC_ENGINE_STREAM_NS);
+	xnic_engine_stream_extend(eng);
 	xnic_engine_wake(eng);
 	mutex_lock(&eng->ctx_mutex);
 	if (!list_empty(&uctx->engine_node))
-		WRITE_ONCE(*flags, READ_ONCE(*flags) & ~XNIC_ENGINE_NEED_WAKEUP);
+		xnic_engine_page_need_wakeup(uctx, false);
 	mutex_unlock(&eng->ctx_mutex);
 }
 
@@ -584,8 +599,7 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 	if ((xnic_tp_qp_post_hint(qp, &epsn) ||
 	     READ_ONCE(qp->post_streak) >= XNIC_ENGINE_STREAM_POSTS) &&
 	    xnic_engine_stream(qp, epsn))
-		WRITE_ONCE(eng->stream_until,
-			   local_clock() + XNIC_ENGINE_STREAM_NS);
+		xnic_engine_stream_extend(eng);
 	__xnic_engine_activate(eng, qp, false);
 	xnic_qp_put(qp);
 }
@@ -766,16 +780,8 @@ static void xnic_engine_set_need_wakeup(struct xnic_engine *eng, bool set)
 {
 	struct xnic_ucontext *uctx;
 
-	list_for_each_entry(uctx, &eng->contexts, engine_node) {
-		u32 *flags = &uctx->page->engine_flags;
-
-		if (set)
-			WRITE_ONCE(*flags, READ_ONCE(*flags) |
-					   XNIC_ENGINE_NEED_WAKEUP);
-		else
-			WRITE_ONCE(*flags, READ_ONCE(*flags) &
-					   ~XNIC_ENGINE_NEED_WAKEUP);
-	}
+	list_for_each_entry(uctx, &eng->contexts, engine_node)
+		xnic_engine_page_need_wakeup(uctx, set);
 }
 
 /* Step 4: sleep unless a doorbell, a frame or a kick came in meanwhile. */
