@@ -87,6 +87,9 @@ static bool xnic_bond_set_state(struct xnic_bond_link *bl, u8 new,
 		bl->win_ticks = 0;
 		bl->win_bad = false;
 	}
+	if (new == XNIC_LINK_STATE_DOWN && why == XNIC_BR_HB_MISSED)
+		WRITE_ONCE(bl->detect_late_us,
+			   div_u64(bl->silent_late_ns, NSEC_PER_USEC));
 	if (old == XNIC_LINK_STATE_UP) {
 		/* Drain: what the link carried goes out on the others. */
 		bl->fail_pending = true;
@@ -211,6 +214,7 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 	if (rx != bl->rx_seen) {
 		bl->rx_seen = rx;
 		bl->miss_run = 0;
+		bl->silent_late_ns = 0;
 	} else if (bl->carrier && bl->probing) {
 		bl->miss_run++;
 		xnic_bl_inc(bl, XNIC_BL_HB_MISSED);
@@ -386,6 +390,19 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl,
 }
 
 /*
+ * How late @t's verdict comes (its expiry to now): a CPU's delay, which
+ * detection pays; kept as the longest of the link's silence (reset when
+ * a tick finds frames heard). Context: bl->lock held.
+ */
+static void xnic_bond_timer_late(struct xnic_bond_link *bl, struct hrtimer *t)
+{
+	s64 late = ktime_to_ns(ktime_sub(ktime_get(), hrtimer_get_expires(t)));
+
+	if (late > 0 && late > bl->silent_late_ns)
+		bl->silent_late_ns = late;
+}
+
+/*
  * The silence deadline: hb_miss intervals after the last frame heard on
  * the link, which falls between two ticks; the next tick would find the
  * link down up to an interval after it. The tick before arms it when
@@ -401,6 +418,7 @@ static enum hrtimer_restart xnic_bond_silence(struct hrtimer *t)
 
 	spin_lock(&bl->lock);
 	now = local_clock();
+	xnic_bond_timer_late(bl, t);
 	if (!bl->dead && bl->probing && bl->carrier &&
 	    bl->state != XNIC_LINK_STATE_DOWN &&
 	    xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES) == bl->rx_seen &&
@@ -456,6 +474,7 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	}
 	bl->probing = peers > 0;
 	now = local_clock();
+	xnic_bond_timer_late(bl, t);
 	queue = xnic_bond_thermal_eval(bl, now);
 	queue |= xnic_bond_eval(bl, now);
 	xnic_bond_arm_silence(bl, now);

@@ -162,6 +162,11 @@ enum xnic_bond_counter {
  * @base_lossy: the current base epoch lost heartbeats
  * @failover_us: duration of the last failover, us
  * @detect_us: of which detection (to the state change), us
+ * @silent_late_ns: the longest the link's heartbeat or silence timer ran
+ *	late (its expiry to its verdict) since a frame was last heard, ns
+ * @detect_late_us: @silent_late_ns when the link was last declared DOWN
+ *	for silence: the part of @detect_us a stalled CPU, not the detector,
+ *	took (a stalled tick counts one miss late, the next decides), us
  * @changed_ns: when the state last changed
  * @temp_inject_mc: injected temperature, m°C (tests), or
  *	XNIC_TEMP_INJECT_OFF
@@ -222,6 +227,8 @@ struct xnic_bond_link {
 	bool base_lossy;
 	u32 failover_us;
 	u32 detect_us;
+	u64 silent_late_ns;
+	u32 detect_late_us;
 	u64 changed_ns;
 	s32 temp_inject_mc;
 	u32 temp_warn_mc;

@@ -127,14 +127,15 @@ int xnic_bond_links_show(struct seq_file *s, struct xnic_dev *xdev)
 
 		if (!bl)
 			continue;
-		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u detect_us %u",
+		seq_printf(s, "link %s index %u state %s weight %u rtt_us %llu jitter_us %llu loss_ppm %u failover_us %u detect_us %u detect_late_us %u",
 			   link->ndev->name, link->index,
 			   xnic_bond_state_name(READ_ONCE(bl->state)),
 			   READ_ONCE(bl->cap_w) * READ_ONCE(bl->health_w),
 			   div_u64(READ_ONCE(bl->srtt_ns), NSEC_PER_USEC),
 			   div_u64(READ_ONCE(bl->rttvar_ns), NSEC_PER_USEC),
 			   READ_ONCE(bl->loss_ppm), READ_ONCE(bl->failover_us),
-			   READ_ONCE(bl->detect_us));
+			   READ_ONCE(bl->detect_us),
+			   READ_ONCE(bl->detect_late_us));
 		for (k = 0; k < XNIC_BL_NR; k++)
 			seq_printf(s, " %s %llu", xnic_bond_cnt_str[k],
 				   xnic_bl_cnt(bl, k));
