@@ -63,8 +63,9 @@ void xnic_tx_flush(struct xnic_qp *qp)
  *	last left on it are resent at once (on the links left: the bond no
  *	longer chooses it); XNIC_BOND_NO_LINK for none
  * @expire: when the QP's peer has been unreachable for peer_timeout_ms
- *	(xnic_bond_peer_lost()), expire the retransmission deadline now: the
- *	timeout then completes the outstanding work with errors
+ *	(xnic_bond_peer_lost()) and the QP has fetched WQEs not completed,
+ *	expire the retransmission deadline now (arming it if nothing was in
+ *	flight): the timeout then completes the outstanding work with errors
  *
  * The resend marks the PSNs as sent long ago (and as retransmissions, so
  * they give no round trip sample) and starts an XNIC_RETX_OLD resend from
@@ -98,8 +99,15 @@ unsigned int xnic_tx_bond_event(struct xnic_qp *qp, u8 link, bool expire)
 		xnic_tx_resend_from(tx, first, XNIC_RETX_OLD);
 		tp->activate = true;
 	}
-	if (expire && tx->timer_on &&
+	/*
+	 * Also with nothing in flight: a requester that waits for flow or
+	 * link credit from a lost peer has no retransmission timer, and the
+	 * credit would never come (seen: a WRITE not completed 30 s after
+	 * every link was cut). The timeout fails its oldest WQE.
+	 */
+	if (expire && (tx->timer_on || tx->fetch != qp->sq.kidx) &&
 	    xnic_bond_peer_lost(qp->xdev, tx->remote_node)) {
+		tx->timer_on = true;
 		tx->deadline = jiffies;
 		tp->activate = true;
 	}
