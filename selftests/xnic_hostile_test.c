@@ -761,18 +761,21 @@ TEST_F_TIMEOUT(ho, cq_overflow, 60)
 	struct xnic_cqe c[4];
 	struct xnic_cq *cq;
 	struct xnic_qp *qp;
-	int k, n;
+	int k, n, err;
 
 	/* One CQE asked for: a ring of 1. Then 16 signaled WRITEs. */
 	CONN_UP(&self->env, &self->c, 1, NULL);
 	cq = self->c.cq[0];
 	qp = self->c.qp[0];
 	ASSERT_GE(4, cq->entries);
-	for (k = 0; k < 16; k++)
-		ASSERT_EQ(0, xnic_post_write(qp, &s, 1,
-					     (uintptr_t)self->b.p + k * 256,
-					     self->b.mr->rkey, k,
-					     XNIC_WQE_F_SIGNALED));
+	for (k = 0; k < 16; k++) {
+		err = xnic_post_write(qp, &s, 1, (uintptr_t)self->b.p + k * 256,
+				      self->b.mr->rkey, k, XNIC_WQE_F_SIGNALED);
+		/* The engine may complete them as fast as they are posted. */
+		if (err == -EOVERFLOW && k > (int)cq->entries)
+			break;
+		ASSERT_EQ(0, err);
+	}
 	ASSERT_TRUE(ring_error_within(cq->hdr, XT_WAIT_MS))
 		TH_LOG("the CQ did not go to error");
 	ASSERT_EQ(0, xt_wait_async(self->env.dev[0].ctx, XNIC_EVENT_CQ_ERR,
