@@ -16,23 +16,30 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 mode=${1:-all}
 (($#)) && shift
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 failed=()
 vm_args=(--timeout "${XNIC_CHECK_TIMEOUT:-900}")
 
-add_result() {	# $1: output file of run_tests.sh; $2: its exit code
-	local line
+# $1: output file of run_tests.sh; $2: its exit code; $3: what ran. A
+# failure's "not ok" lines are kept for the list printed at the end (a CI
+# log may show only its tail).
+add_result() {
+	local line f0=$fail
 	line=$(grep -a '^XNIC-RESULT ' "$1" | tail -n 1)
 	if [[ -z $line ]]; then
 		echo "check: no result from the test run (exit $2)" >&2
 		fail=$((fail + 1))
-		return
+	else
+		read -r _ p f s <<<"$line"
+		pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+		if [[ $2 -ne 0 && $f -eq 0 ]]; then
+			echo "check: test run exited $2" >&2
+			fail=$((fail + 1))
+		fi
 	fi
-	read -r _ p f s <<<"$line"
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
-	if [[ $2 -ne 0 && $f -eq 0 ]]; then
-		echo "check: test run exited $2" >&2
-		fail=$((fail + 1))
-	fi
+	((fail > f0)) || return 0
+	failed+=("$3 (exit $2)")
+	mapfile -t -O ${#failed[@]} failed < <(grep -a '^not ok' "$1" |
+		cut -c1-300 | sed 's/^/    /')
 }
 
 log=$(mktemp)
@@ -61,10 +68,10 @@ if [[ $mode != --vm-only && $mode != --debug ]]; then
 		sed -nE 's/^(UNIT_PROGS|UNIT_SCRIPTS|HOST_SCRIPTS) := //p' |
 		tr ' ' '\n' | grep .)
 	(cd selftests && ./run_tests.sh "${units[@]}") | tee "$log"
-	add_result "$log" "${PIPESTATUS[0]}"
+	add_result "$log" "${PIPESTATUS[0]}" "unit tests"
 	# The parsers of untrusted input under libFuzzer, a while each.
 	selftests/fuzz/run.sh --time "${XNIC_FUZZ_TIME:-30}" | tee "$log"
-	add_result "$log" "${PIPESTATUS[0]}"
+	add_result "$log" "${PIPESTATUS[0]}" fuzz
 fi
 
 if [[ $mode != --unit-only ]]; then
@@ -78,7 +85,7 @@ if [[ $mode != --unit-only ]]; then
 		tools/xnic-vm "${vm_args[@]}" -- \
 			sh -c 'cd selftests && exec ./run_tests.sh "$1"' run "$t" \
 			2>&1 | tee "$log"
-		add_result "$log" "${PIPESTATUS[0]}"
+		add_result "$log" "${PIPESTATUS[0]}" "$t"
 		echo "check: $t took $((SECONDS - start)) s"
 	done
 fi
@@ -98,9 +105,14 @@ if [[ $mode != --unit-only && $mode != --debug ]]; then
 		cat "$log"
 		echo "not ok: selftests/xnic_validate_test.sh --vms"
 		fail=$((fail + 1))
+		failed+=("xnic_validate_test.sh --vms")
 	fi
 	echo "check: xnic_validate_test.sh --vms took $((SECONDS - start)) s"
 fi
 
+if ((${#failed[@]})); then
+	echo "check: failed:"
+	printf '  %s\n' "${failed[@]}"
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [[ $fail -eq 0 ]]
