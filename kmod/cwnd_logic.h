@@ -22,7 +22,13 @@
  *   event (RFC 6582's "recover" point): one cut per round trip;
  * - every frame acknowledged adds one frame below ssthresh (slow start),
  *   one frame per window's worth of acknowledged frames above it
- *   (congestion avoidance), up to the requester's window.
+ *   (congestion avoidance), up to the requester's window;
+ * - a cut is undone when every resend of its congestion event turns out
+ *   spurious (the responder reports each as received twice, D-SACK, RFC
+ *   2883): nothing was lost, the frames were late (reordered over links
+ *   whose queues differ, or a stall). As RFC 4015's response to a
+ *   spurious retransmission, the window and threshold go back to what
+ *   they were before the cut.
  */
 #ifndef XNIC_CWND_LOGIC_H
 #define XNIC_CWND_LOGIC_H
@@ -39,6 +45,9 @@
  * @acked: frames acknowledged toward the next increase above @ssthresh
  * @recover: losses of PSNs before this one belong to the last cut
  * @max: the requester's window, frames: @cwnd never exceeds it
+ * @prior_cwnd: @cwnd before the last cut; 0: nothing to undo
+ * @prior_ssthresh: @ssthresh before the last cut
+ * @undo_retx: resends since the last cut not yet reported spurious
  */
 struct xnic_cwnd {
 	__u32 cwnd;
@@ -46,6 +55,9 @@ struct xnic_cwnd {
 	__u32 acked;
 	__u32 recover;
 	__u32 max;
+	__u32 prior_cwnd;
+	__u32 prior_ssthresh;
+	__u32 undo_retx;
 };
 
 /**
@@ -61,6 +73,9 @@ static inline void xnic_cwnd_init(struct xnic_cwnd *c, __u32 max, __u32 psn)
 	c->ssthresh = max;
 	c->acked = 0;
 	c->recover = psn;
+	c->prior_cwnd = 0;
+	c->prior_ssthresh = 0;
+	c->undo_retx = 0;
 }
 
 /**
@@ -99,10 +114,45 @@ static inline bool xnic_cwnd_loss(struct xnic_cwnd *c, __u32 psn,
 	/* Sent before the last cut: that cut answered it. */
 	if (xnic_psn_before(psn, c->recover))
 		return false;
+	c->prior_cwnd = c->cwnd;
+	c->prior_ssthresh = c->ssthresh;
+	c->undo_retx = 0;
 	c->ssthresh = half > XNIC_CWND_MIN ? half : XNIC_CWND_MIN;
 	c->cwnd = timeout ? XNIC_CWND_MIN : c->ssthresh;
 	c->acked = 0;
 	c->recover = next_psn;
+	return true;
+}
+
+/**
+ * xnic_cwnd_resent() - a PSN was sent again
+ * @c: the window
+ * @psn: the PSN
+ */
+static inline void xnic_cwnd_resent(struct xnic_cwnd *c, __u32 psn)
+{
+	if (c->prior_cwnd && xnic_psn_before(psn, c->recover))
+		c->undo_retx++;
+}
+
+/**
+ * xnic_cwnd_spurious() - a resend of a PSN was spurious (D-SACK)
+ * @c: the window
+ * @psn: the PSN
+ *
+ * Return: whether that was the last resend of the cut's congestion event
+ * not known spurious, and the cut was undone.
+ */
+static inline bool xnic_cwnd_spurious(struct xnic_cwnd *c, __u32 psn)
+{
+	if (!c->prior_cwnd || !c->undo_retx ||
+	    !xnic_psn_before(psn, c->recover) || --c->undo_retx)
+		return false;
+	if (c->cwnd < c->prior_cwnd)
+		c->cwnd = c->prior_cwnd;
+	if (c->ssthresh < c->prior_ssthresh)
+		c->ssthresh = c->prior_ssthresh;
+	c->prior_cwnd = 0;
 	return true;
 }
 

@@ -34,8 +34,12 @@ static struct xnic_rx_msg *xnic_rx_msg(struct xnic_rx *rx, u32 msn)
 	return &rx->msgs[msn & (rx->nr_msg - 1)];
 }
 
-/* Send an ACK (@syndrome XNIC_NAK_NONE) or a NAK about @nak_psn. */
-static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
+/*
+ * Send an ACK (@syndrome XNIC_NAK_NONE) or a NAK about @psn; an ACK with
+ * @flags XNIC_WF_DSACK reports @psn as received twice.
+ */
+static void xnic_rx_ack_frame(struct xnic_qp *qp, u8 syndrome, u32 psn,
+			      u16 flags)
 {
 	struct xnic_rx *rx = &xnic_tp(qp)->rx;
 	struct xnic_dev *xdev = qp->xdev;
@@ -49,6 +53,7 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 		.psn = rx->win.epsn,
 		.msn = rx->rmsn,
 		.payload_len = sizeof(struct xnic_wire_ack),
+		.flags = flags,
 	};
 	struct xnic_wire_ack *ack;
 	struct sk_buff *skb;
@@ -63,7 +68,7 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 		return;
 	}
 	ack = skb_put_zero(skb, sizeof(*ack));
-	ack->nak_psn = cpu_to_be32(syndrome ? nak_psn : 0);
+	ack->nak_psn = cpu_to_be32(syndrome || flags ? psn : 0);
 	ack->syndrome = syndrome;
 	if (syndrome == XNIC_NAK_RNR)
 		ack->rnr_timer = rx->rnr_timer;
@@ -75,6 +80,11 @@ static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
 	xnic_cnt_inc(xdev, syndrome ? XNIC_CNT_NAKS_SENT : XNIC_CNT_ACKS_SENT);
 	if (syndrome == XNIC_NAK_RNR)
 		xnic_cnt_inc(xdev, XNIC_CNT_RNR_NAKS_SENT);
+}
+
+static void xnic_rx_send_ack(struct xnic_qp *qp, u8 syndrome, u32 nak_psn)
+{
+	xnic_rx_ack_frame(qp, syndrome, nak_psn, 0);
 }
 
 /* Post the receive completion of @m. */
@@ -379,8 +389,17 @@ static void xnic_rx_request(struct xnic_qp *qp, const struct xnic_wire_info *i,
 		return;
 	case XNIC_PSN_DUP:
 		xnic_cnt_inc(qp->xdev, XNIC_CNT_DUPLICATES);
-		if (i->opcode == XNIC_OP_READ_REQ)
-			xnic_rx_read_dup(qp, i, skb);
+		/*
+		 * A WRITE or SEND that arrives twice was resent while it was
+		 * on its way: say so at once (D-SACK, RFC 2883), the
+		 * requester learns that its resend was spurious.
+		 */
+		if (i->opcode != XNIC_OP_READ_REQ) {
+			xnic_rx_ack_frame(qp, XNIC_NAK_NONE, i->psn,
+					  XNIC_WF_DSACK);
+			return;
+		}
+		xnic_rx_read_dup(qp, i, skb);
 		if ((i->flags & (XNIC_WF_ACKREQ | XNIC_WF_RETX)) ||
 		    ++rx->unacked >= XNIC_RX_ACK_EVERY)
 			xnic_rx_send_ack(qp, XNIC_NAK_NONE, 0);

@@ -51,6 +51,7 @@
 #include "bond.h"
 #include "link_credit.h"
 #include "cwnd_logic.h"
+#include "reorder_logic.h"
 
 /* ------------------------------ tunables ------------------------------ */
 
@@ -81,6 +82,15 @@
  */
 #define XNIC_TX_RTO_MS		20
 #define XNIC_TX_RTO_MIN_US	10000
+/*
+ * A retransmission timeout waits while no frame sent on the link this
+ * long after the oldest one is known to have arrived (xnic_tx_queued()):
+ * more than a delayed ACK (XNIC_RX_ACK_DELAY), so that a later frame's
+ * ACK does not overtake the oldest's.
+ */
+#define XNIC_TX_FIFO_SLACK_NS	(10 * NSEC_PER_MSEC)
+/* ...but not for a frame older than this, ns. */
+#define XNIC_TX_QUEUE_WAIT_NS	(2 * NSEC_PER_SEC)
 /* Most receive WQEs a responder has copied out and not completed. */
 #define XNIC_RX_MAX_MSG		256
 /* Most READ_REQs a responder holds until the PSNs before them arrive. */
@@ -144,6 +154,8 @@ enum xnic_tp_counter {
 	XNIC_CNT_PEERS_REFUSED,
 	XNIC_CNT_UNANSWERED_LIMITED,
 	XNIC_CNT_CWND_CUTS,
+	XNIC_CNT_SPURIOUS_RETX,
+	XNIC_CNT_TIMEOUTS_QUEUED,
 	XNIC_CNT_MAX,
 };
 
@@ -280,6 +292,8 @@ struct xnic_tx_wqe {
  * @offset: message offset of its data (READ_REQ: of the chunk asked for)
  * @len: bytes of data (READ_REQ: bytes asked for)
  * @retx: sent more than once (no round trip sample from it: Karn)
+ * @resends: resends the responder has not reported spurious (D-SACK),
+ *	at most U8_MAX
  * @link: index of the member link it last left on (XNIC_BOND_NO_LINK:
  *	none); a failure of that link resends it at once (bond.c)
  * @segs: READ_REQ: bitmap of response segments received
@@ -289,6 +303,7 @@ struct xnic_tx_slot {
 	u16 widx;
 	bool done;
 	bool retx;
+	u8 resends;
 	u8 link;
 	u32 offset;
 	u32 len;
@@ -332,6 +347,7 @@ struct xnic_tx_slot {
  * @slots: unacknowledged PSNs indexed by PSN % XNIC_TX_WINDOW
  * @cw: congestion window (cwnd_logic.h): at most @cw.cwnd PSNs from @una
  *	on are sent
+ * @reo: fast retransmit's reordering allowance (reorder_logic.h)
  * @last_link: member link xnic_tp_send() last sent a frame of the QP on
  */
 struct xnic_tx {
@@ -367,6 +383,7 @@ struct xnic_tx {
 	struct xnic_tx_wqe *wqes;
 	struct xnic_tx_slot slots[XNIC_TX_WINDOW];
 	struct xnic_cwnd cw;
+	struct xnic_reo reo;
 	u8 last_link;
 };
 

@@ -23,12 +23,14 @@
  * round trip when that is more: link credit comes back half a window at
  * a time, so the queues of sprayed links differ by up to half a window
  * of frames, and more in bursts; when the queues make the round trip,
- * that is a large part of it.
+ * that is a large part of it. Where that is not enough, the responder's
+ * D-SACKs make the allowance a larger multiple (reorder_logic.h).
  */
 static int xnic_tx_fast_retransmit(struct xnic_qp *qp, unsigned int budget)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
-	u64 age = tx->srtt + max(jiffies_to_nsecs(tx->rto) / 4, tx->srtt);
+	u64 base = max(jiffies_to_nsecs(tx->rto) / 4, tx->srtt);
+	u64 age = xnic_reo_age(&tx->reo, tx->srtt, base);
 	u64 now = local_clock();
 	unsigned int after = 0;
 	u32 psn;
@@ -79,6 +81,30 @@ static int xnic_tx_read_fast_retransmit(struct xnic_qp *qp, u32 upto_psn)
 	return 0;
 }
 
+/*
+ * The responder received @psn twice (D-SACK): a resend of it was
+ * spurious, the first frame was late, not lost. Counted; the congestion
+ * window's cut is undone once every resend of its event was spurious,
+ * and fast retransmit waits longer for late frames. A PSN no longer in
+ * the window, never resent, or reported more often than resent changes
+ * nothing.
+ */
+static void xnic_tx_dsack(struct xnic_qp *qp, u32 psn)
+{
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
+	struct xnic_tx_slot *s;
+
+	if (!xnic_psn_in(psn, tx->next_psn - XNIC_TX_WINDOW, XNIC_TX_WINDOW))
+		return;
+	s = xnic_tx_slot(tx, psn);
+	if (!s->resends || xnic_wr_is_read(&tx->wqes[s->widx]))
+		return;
+	s->resends--;
+	xnic_cnt_inc(qp->xdev, XNIC_CNT_SPURIOUS_RETX);
+	xnic_cwnd_spurious(&tx->cw, psn);
+	xnic_reo_spurious(&tx->reo, psn, tx->next_psn);
+}
+
 /* The WQE the unacknowledged PSN @psn belongs to, or NULL. */
 static struct xnic_tx_wqe *xnic_tx_psn_wqe(struct xnic_tx *tx, u32 psn)
 {
@@ -115,14 +141,16 @@ static bool xnic_tx_frame_ok(struct xnic_qp *qp,
 
 /*
  * Mark what an ACK covers done; take a round trip sample from the newest
- * PSN it covers that was sent once. *@holes tells whether the selective
+ * PSN it covers that was sent once, and tell the member link it left on
+ * that it arrived (xnic_link_delivered()). *@holes tells whether the selective
  * ACK covers anything (then there may be holes to fast retransmit).
  * Return whether anything became done.
  */
-static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
+static bool xnic_tx_ack_slots(struct xnic_qp *qp, u32 cum,
 			      const u64 sack[XNIC_WIRE_SACK_BITS / 64],
 			      bool *holes)
 {
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_tx_slot *sample = NULL;
 	bool progress = false;
 	u32 psn, end = tx->next_psn;
@@ -155,10 +183,16 @@ static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
 	}
 	if (sample) {
 		u64 now = local_clock();
+		struct xnic_link *link;
 
 		if (now >= sample->sent)
 			xnic_rto_sample(&tx->srtt, &tx->rttvar,
 					now - sample->sent);
+		rcu_read_lock();
+		link = xnic_link_by_index(qp->xdev, sample->link);
+		if (link)
+			xnic_link_delivered(link, sample->sent);
+		rcu_read_unlock();
 	}
 	return progress;
 }
@@ -206,7 +240,7 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 
 	for (k = 0; k < ARRAY_SIZE(sack); k++)
 		sack[k] = be64_to_cpu(ack->sack[k]);
-	if (xnic_tx_ack_slots(tx, cum, sack, &holes))
+	if (xnic_tx_ack_slots(qp, cum, sack, &holes))
 		xnic_tx_progress(tp);
 	if (!xnic_tx_complete(qp))
 		return;
@@ -214,6 +248,8 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 	nak_psn = be32_to_cpu(ack->nak_psn);
 	switch (syn) {
 	case XNIC_NAK_NONE:
+		if (i->flags & XNIC_WF_DSACK)
+			xnic_tx_dsack(qp, nak_psn);
 		if (holes &&
 		    xnic_tx_fast_retransmit(qp, XNIC_TX_ACK_BUDGET) == -EIO)
 			return;
@@ -282,7 +318,7 @@ void xnic_tp_qp_peer_acked(struct xnic_qp *qp, u32 epsn)
 	tx = &tp->tx;
 	if (tx->started && !xnic_psn_before(epsn, tx->una) &&
 	    !xnic_psn_before(tx->next_psn, epsn) &&
-	    xnic_tx_ack_slots(tx, epsn, no_sack, &holes)) {
+	    xnic_tx_ack_slots(qp, epsn, no_sack, &holes)) {
 		xnic_tx_progress(tp);
 		xnic_tx_complete(qp);
 	}

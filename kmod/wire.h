@@ -37,7 +37,7 @@
 #include "wire_check.h"
 
 #define XNIC_ETH_P		0x88B5
-#define XNIC_WIRE_VERSION	2
+#define XNIC_WIRE_VERSION	3
 
 /* dst_node of a HELLO sent to every node on a link */
 #define XNIC_NODE_BROADCAST	0xffff
@@ -99,6 +99,12 @@ enum xnic_wire_op {
  * sequence on the path (link_credit.c)
  */
 #define XNIC_WF_LINK		0x0040
+/*
+ * ACK: the data PSN in struct xnic_wire_ack.nak_psn arrived again (a
+ * duplicate, D-SACK as RFC 2883): the requester's resend of it was
+ * spurious
+ */
+#define XNIC_WF_DSACK		0x0080
 
 /**
  * enum xnic_wire_nak - NAK syndromes (struct xnic_wire_ack.syndrome)
@@ -415,6 +421,8 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 		return XNIC_WF_REPLY;
 	case XNIC_OP_CREDIT:
 		return XNIC_WF_CREDIT_REQ | XNIC_WF_LINK;
+	case XNIC_OP_ACK:
+		return XNIC_WF_DSACK;
 	default:
 		return 0;
 	}

@@ -279,6 +279,66 @@ TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
 	check_pair(_metadata, self);
 }
 
+/*
+ * A WRITE that arrives twice is placed once and answered at once with a
+ * D-SACK: an ACK with XNIC_WF_DSACK naming its PSN (wire-protocol.rst,
+ * Responder), seen on the wire by a socket on device 1's veth end.
+ */
+TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
+{
+	struct xnic_wire_info i = good_write(self), a;
+	struct sockaddr_ll sll = { 0 };
+	uint8_t data[64], rx[FRAME_MAX];
+	uint64_t dups, nak_psn = 0;
+	long long end;
+	size_t len;
+	int cap, found = 0;
+	ssize_t n;
+
+	cap = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
+	ASSERT_LE(0, cap) TH_LOG("AF_PACKET socket: %s", strerror(errno));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(XNIC_ETH_P);
+	sll.sll_ifindex = self->env.dev[1].ifindex;
+	ASSERT_EQ(0, bind(cap, (struct sockaddr *)&sll, sizeof(sll)));
+	xt_fill(data, sizeof(data), 2);
+	len = build(self, &i, NULL, data, sizeof(data));
+	dups = counter(_metadata, self, "rx_duplicates");
+	ASSERT_EQ(0, inject(self, len));
+	i.flags |= XNIC_WF_RETX;
+	len = build(self, &i, NULL, data, sizeof(data));
+	ASSERT_EQ(0, inject(self, len));
+	EXPECT_LT(dups, wait_counter(self, "rx_duplicates", dups + 1));
+	EXPECT_EQ(0, memcmp(self->a.p + 4096, data, 64));
+	end = xt_now_ms() + COUNT_WAIT_MS;
+	while (!found && xt_now_ms() < end) {
+		n = recv(cap, rx, sizeof(rx), MSG_DONTWAIT);
+		if (n < 0) {
+			xt_sleep_ms(10);
+			continue;
+		}
+		if (n < 14 + (ssize_t)(XNIC_WIRE_HDR_LEN + 4))
+			continue;
+		xnic_wire_decode(&a, (const struct xnic_wire_hdr *)(rx + 14));
+		if (a.opcode != XNIC_OP_ACK || !(a.flags & XNIC_WF_DSACK))
+			continue;
+		nak_psn = (uint64_t)rx[14 + XNIC_WIRE_HDR_LEN] << 24 |
+			  rx[15 + XNIC_WIRE_HDR_LEN] << 16 |
+			  rx[16 + XNIC_WIRE_HDR_LEN] << 8 |
+			  rx[17 + XNIC_WIRE_HDR_LEN];
+		found = 1;
+	}
+	close(cap);
+	ASSERT_TRUE(found) TH_LOG("no ACK with D-SACK for the duplicate");
+	EXPECT_EQ(i.psn, nak_psn);
+	EXPECT_EQ(i.src_qpn, a.dst_qpn);
+	/* QP 0 ACKed a PSN QP 1 never sent: a fresh pair for the check. */
+	xt_conn_destroy(&self->c);
+	ASSERT_EQ(0, xt_conn_create(&self->env, &self->c, 256, NULL));
+	xt_fill_byte(self->a.p, WI_BUF, CANARY);
+	check_pair(_metadata, self);
+}
+
 TEST_F_TIMEOUT(wire, short_frames, 60)
 {
 	struct xnic_wire_info i = good_write(self);
