@@ -557,7 +557,6 @@ void xnic_bond_hb_rx(struct xnic_dev *xdev, struct sk_buff *skb,
 	echo = (i->flags & XNIC_WF_REPLY) && ts && ts <= now &&
 	       now - ts < NSEC_PER_SEC;
 	if (echo) {
-		xnic_link_delivered(link, ts);
 		path = xnic_peer_answered(xdev, i->src_node,
 					  link->ndev->ifindex);
 		if (path)

@@ -11,7 +11,6 @@
  */
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
-#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/stringify.h>
 
@@ -41,43 +40,6 @@ struct xnic_link *xnic_link_find(struct net_device *ndev)
 		if (link->ndev == ndev)
 			return link;
 	return NULL;
-}
-
-/**
- * xnic_link_by_index() - a device's member link by its number
- * @xdev: the device
- * @index: xnic_link.index
- *
- * Context: RCU read (keeps the link).
- * Return: the link, or NULL.
- */
-struct xnic_link *xnic_link_by_index(struct xnic_dev *xdev, u8 index)
-{
-	struct xnic_link *link;
-
-	list_for_each_entry_rcu(link, &xdev->links, list)
-		if (link->index == index)
-			return link;
-	return NULL;
-}
-
-/**
- * xnic_link_delivered() - a frame sent on a member link arrived
- * @link: the link
- * @sent_ns: local_clock() when it was sent
- *
- * Raises xnic_link.delivered_ns to @sent_ns and notes when (a racing
- * update may keep the smaller of two close values: the figure only ever
- * errs low).
- *
- * Context: any; lockless.
- */
-void xnic_link_delivered(struct xnic_link *link, u64 sent_ns)
-{
-	if (sent_ns <= READ_ONCE(link->delivered_ns))
-		return;
-	WRITE_ONCE(link->delivered_ns, sent_ns);
-	WRITE_ONCE(link->delivered_at_ns, local_clock());
 }
 
 /**

@@ -54,7 +54,6 @@ const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
 	[XNIC_CNT_UNANSWERED_LIMITED]	= "tx_unanswered_limited",
 	[XNIC_CNT_CWND_CUTS]		= "tx_cwnd_cuts",
 	[XNIC_CNT_SPURIOUS_RETX]	= "tx_spurious_retransmits",
-	[XNIC_CNT_TIMEOUTS_QUEUED]	= "tx_timeouts_queued",
 };
 
 /**

@@ -82,15 +82,6 @@
  */
 #define XNIC_TX_RTO_MS		20
 #define XNIC_TX_RTO_MIN_US	10000
-/*
- * A retransmission timeout waits while no frame sent on the link this
- * long after the oldest one is known to have arrived (xnic_tx_queued()):
- * more than a delayed ACK (XNIC_RX_ACK_DELAY), so that a later frame's
- * ACK does not overtake the oldest's.
- */
-#define XNIC_TX_FIFO_SLACK_NS	(10 * NSEC_PER_MSEC)
-/* ...but not for a frame older than this, ns. */
-#define XNIC_TX_QUEUE_WAIT_NS	(2 * NSEC_PER_SEC)
 /* Most receive WQEs a responder has copied out and not completed. */
 #define XNIC_RX_MAX_MSG		256
 /* Most READ_REQs a responder holds until the PSNs before them arrive. */
@@ -155,7 +146,6 @@ enum xnic_tp_counter {
 	XNIC_CNT_UNANSWERED_LIMITED,
 	XNIC_CNT_CWND_CUTS,
 	XNIC_CNT_SPURIOUS_RETX,
-	XNIC_CNT_TIMEOUTS_QUEUED,
 	XNIC_CNT_MAX,
 };
 

@@ -746,57 +746,15 @@ static void xnic_tx_bad_state(struct xnic_qp *qp)
 	xnic_tx_fail(qp, NULL, 0);
 }
 
-/*
- * Whether the frame of slot @s may still wait in the queue of the member
- * link it left on: the frames ahead of it are still arriving (the link's
- * newest frame known to have arrived, by an ACK of any QP or a
- * heartbeat's answer, changed within a retransmission timeout or two
- * heartbeat intervals, the longer: on a slow link ACKs are far apart),
- * and none
- * sent XNIC_TX_FIFO_SLACK_NS or more after it has. A link keeps order, so
- * such a frame would have found it gone (arrived, or lost); and when
- * nothing arrives any more, the queue ahead is empty or the link dead.
- * A queue that several QPs fill delays each one's
- * frames longer than its own round trip estimate foresees (seen: a 2 MiB/s
- * link of a 4-node all-reduce, RTO 12 ms against 270 ms of queue at the
- * start, 200-270 ms against up to 500 ms later). A dead link is found by
- * the bond (which resends what it carried), and no frame waits past
- * XNIC_TX_QUEUE_WAIT_NS.
- */
-static bool xnic_tx_queued(struct xnic_qp *qp, const struct xnic_tx_slot *s)
-{
-	u64 now = local_clock(), rto = jiffies_to_nsecs(xnic_tp(qp)->tx.rto);
-	u32 hb = READ_ONCE(qp->xdev->params.hb_interval_ms);
-	struct xnic_link *link;
-	bool queued = false;
-
-	rto = max_t(u64, rto, 2ULL * hb * NSEC_PER_MSEC);
-	if (!s->sent || now < s->sent || now - s->sent > XNIC_TX_QUEUE_WAIT_NS)
-		return false;
-	rcu_read_lock();
-	link = xnic_link_by_index(qp->xdev, s->link);
-	if (link && xnic_link_is_up(link))
-		queued = READ_ONCE(link->delivered_ns) <
-			 s->sent + XNIC_TX_FIFO_SLACK_NS &&
-			 now - READ_ONCE(link->delivered_at_ns) < rto;
-	rcu_read_unlock();
-	return queued;
-}
-
 /* The retransmission timer expired. Return false when the QP failed. */
 static bool xnic_tx_timeout(struct xnic_qp *qp)
 {
 	struct xnic_tp_qp *tp = xnic_tp(qp);
 	struct xnic_tx *tx = &tp->tx;
-	bool lost = xnic_bond_peer_lost(qp->xdev, tx->remote_node);
 
-	if (!lost && xnic_tx_queued(qp, xnic_tx_slot(tx, tx->una))) {
-		xnic_cnt_inc(qp->xdev, XNIC_CNT_TIMEOUTS_QUEUED);
-		xnic_tx_restart_timer(tp);
-		return true;
-	}
 	xnic_cnt_inc(qp->xdev, XNIC_CNT_TIMEOUTS);
-	if (++tx->retries > tx->retry_limit || lost) {
+	if (++tx->retries > tx->retry_limit ||
+	    xnic_bond_peer_lost(qp->xdev, tx->remote_node)) {
 		ibdev_dbg(&qp->xdev->ibdev, "QP %u: retry count exceeded\n",
 			  xnic_qpn(qp));
 		xnic_tx_fail(qp, xnic_tx_wqe(tx, qp->sq.kidx),

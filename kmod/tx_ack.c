@@ -141,8 +141,7 @@ static bool xnic_tx_frame_ok(struct xnic_qp *qp,
 
 /*
  * Mark what an ACK covers done; take a round trip sample from the newest
- * PSN it covers that was sent once, and tell the member link it left on
- * that it arrived (xnic_link_delivered()). *@holes tells whether the selective
+ * PSN it covers that was sent once. *@holes tells whether the selective
  * ACK covers anything (then there may be holes to fast retransmit).
  * Return whether anything became done.
  */
@@ -183,16 +182,10 @@ static bool xnic_tx_ack_slots(struct xnic_qp *qp, u32 cum,
 	}
 	if (sample) {
 		u64 now = local_clock();
-		struct xnic_link *link;
 
 		if (now >= sample->sent)
 			xnic_rto_sample(&tx->srtt, &tx->rttvar,
 					now - sample->sent);
-		rcu_read_lock();
-		link = xnic_link_by_index(qp->xdev, sample->link);
-		if (link)
-			xnic_link_delivered(link, sample->sent);
-		rcu_read_unlock();
 	}
 	return progress;
 }

@@ -57,11 +57,6 @@ struct xnic_bond_link;
  * @pt: receive hook for xnic frames on @ndev (dev_add_pack)
  * @nl_up: link state last announced on netlink (RTNL)
  * @bond: heartbeat, health and bond state (bond.c); set while attached
- * @delivered_ns: local_clock() at the sending of the newest frame sent on
- *	the link known to have arrived (its ACK, or a heartbeat's answer,
- *	came back): frames the link carried before it have left its queues
- *	(xnic_link_delivered(), read locklessly)
- * @delivered_at_ns: local_clock() when @delivered_ns last rose
  * @rcu: deferred free
  */
 struct xnic_link {
@@ -74,8 +69,6 @@ struct xnic_link {
 	struct packet_type pt;
 	bool nl_up;
 	struct xnic_bond_link *bond;
-	u64 delivered_ns;
-	u64 delivered_at_ns;
 	struct rcu_head rcu;
 };
 
@@ -209,8 +202,6 @@ void xnic_link_detach(struct xnic_link *link);
 void xnic_link_detach_all(struct xnic_dev *xdev);
 struct xnic_link *xnic_link_find(struct net_device *ndev);
 bool xnic_link_is_up(const struct xnic_link *link);
-struct xnic_link *xnic_link_by_index(struct xnic_dev *xdev, u8 index);
-void xnic_link_delivered(struct xnic_link *link, u64 sent_ns);
 struct net_device *xnic_dev_first_netdev(struct xnic_dev *xdev);
 void xnic_dev_update_port(struct xnic_dev *xdev);
 int xnic_link_notifier_register(void);
