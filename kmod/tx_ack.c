@@ -145,11 +145,10 @@ static bool xnic_tx_frame_ok(struct xnic_qp *qp,
  * ACK covers anything (then there may be holes to fast retransmit).
  * Return whether anything became done.
  */
-static bool xnic_tx_ack_slots(struct xnic_qp *qp, u32 cum,
+static bool xnic_tx_ack_slots(struct xnic_tx *tx, u32 cum,
 			      const u64 sack[XNIC_WIRE_SACK_BITS / 64],
 			      bool *holes)
 {
-	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	struct xnic_tx_slot *sample = NULL;
 	bool progress = false;
 	u32 psn, end = tx->next_psn;
@@ -233,7 +232,7 @@ void xnic_tx_ack_rx(struct xnic_qp *qp, const struct xnic_wire_info *i,
 
 	for (k = 0; k < ARRAY_SIZE(sack); k++)
 		sack[k] = be64_to_cpu(ack->sack[k]);
-	if (xnic_tx_ack_slots(qp, cum, sack, &holes))
+	if (xnic_tx_ack_slots(tx, cum, sack, &holes))
 		xnic_tx_progress(tp);
 	if (!xnic_tx_complete(qp))
 		return;
@@ -311,7 +310,7 @@ void xnic_tp_qp_peer_acked(struct xnic_qp *qp, u32 epsn)
 	tx = &tp->tx;
 	if (tx->started && !xnic_psn_before(epsn, tx->una) &&
 	    !xnic_psn_before(tx->next_psn, epsn) &&
-	    xnic_tx_ack_slots(qp, epsn, no_sack, &holes)) {
+	    xnic_tx_ack_slots(tx, epsn, no_sack, &holes)) {
 		xnic_tx_progress(tp);
 		xnic_tx_complete(qp);
 	}

@@ -289,7 +289,9 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 	struct xnic_wire_info i = good_write(self), a;
 	struct sockaddr_ll sll = { 0 };
 	uint8_t data[64], rx[FRAME_MAX];
-	uint64_t dups, nak_psn = 0;
+	struct xnic_wire_ack ack;
+	uint32_t nak_psn = 0;
+	uint64_t dups;
 	long long end;
 	size_t len;
 	int cap, found = 0;
@@ -317,15 +319,13 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 			xt_sleep_ms(10);
 			continue;
 		}
-		if (n < 14 + (ssize_t)(XNIC_WIRE_HDR_LEN + 4))
+		if (n < 14 + (ssize_t)(XNIC_WIRE_HDR_LEN + sizeof(ack)))
 			continue;
 		xnic_wire_decode(&a, (const struct xnic_wire_hdr *)(rx + 14));
 		if (a.opcode != XNIC_OP_ACK || !(a.flags & XNIC_WF_DSACK))
 			continue;
-		nak_psn = (uint64_t)rx[14 + XNIC_WIRE_HDR_LEN] << 24 |
-			  rx[15 + XNIC_WIRE_HDR_LEN] << 16 |
-			  rx[16 + XNIC_WIRE_HDR_LEN] << 8 |
-			  rx[17 + XNIC_WIRE_HDR_LEN];
+		memcpy(&ack, rx + 14 + XNIC_WIRE_HDR_LEN, sizeof(ack));
+		nak_psn = xnic_wire_h32(ack.nak_psn);
 		found = 1;
 	}
 	close(cap);
