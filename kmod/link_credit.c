@@ -263,17 +263,7 @@ bool xnic_lcr_needed(const struct sk_buff *skb)
 	if (!xnic_lcr_window())
 		return false;
 	h = skb_header_pointer(skb, 0, sizeof(_h), &_h);
-	if (!h)
-		return false;
-	switch (h->opcode) {
-	case XNIC_OP_WRITE:
-	case XNIC_OP_SEND:
-	case XNIC_OP_READ_REQ:
-	case XNIC_OP_READ_RESP:
-		return true;
-	default:
-		return false;
-	}
+	return h && xnic_wire_op_data(h->opcode);
 }
 
 /**

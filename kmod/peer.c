@@ -17,6 +17,7 @@
 #include <linux/debugfs.h>
 #include <linux/etherdevice.h>
 #include <linux/mutex.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -181,6 +182,12 @@ static struct xnic_link *xnic_link_by_ifindex(struct xnic_dev *xdev,
  * @dst: the destination MAC address
  * @skb: a frame from xnic_frame_alloc(), finished; always consumed
  *
+ * Control frames (ACK, NAK, credit, heartbeat, hello, CM) leave with
+ * skb->priority TC_PRIO_CONTROL, data frames with TC_PRIO_BESTEFFORT: a
+ * priority qdisc on the link (pfifo_fast, prio) sends them ahead of queued
+ * data, as a NIC's transmit arbiter sends its responder's ACKs between
+ * the frames of its send queues, not behind all of them.
+ *
  * Context: RCU read (keeps @ndev alive), any context that may call
  * dev_queue_xmit().
  * Return: 0; -ENOMEM or -ENOBUFS when the frame was dropped (counted).
@@ -188,12 +195,16 @@ static struct xnic_link *xnic_link_by_ifindex(struct xnic_dev *xdev,
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb)
 {
+	const struct xnic_wire_hdr *h = (const struct xnic_wire_hdr *)skb->data;
+	u32 prio = xnic_wire_op_data(h->opcode) ? TC_PRIO_BESTEFFORT :
+						  TC_PRIO_CONTROL;
 	unsigned int len = skb->len;
 	int err;
 
 	if (skb_cow_head(skb, LL_RESERVED_SPACE(ndev)))
 		goto drop;
 	skb->dev = ndev;
+	skb->priority = prio;
 	skb->protocol = htons(XNIC_ETH_P);
 	skb_reset_network_header(skb);
 	if (dev_hard_header(skb, ndev, XNIC_ETH_P, dst, ndev->dev_addr,

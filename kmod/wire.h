@@ -400,6 +400,19 @@ enum xnic_wire_verdict {
 };
 
 /**
+ * xnic_wire_op_data() - whether an opcode is a QP's data-bearing frame
+ * @opcode: enum xnic_wire_op
+ *
+ * Return: true for WRITE, SEND, READ_REQ and READ_RESP; false for the
+ * control frames.
+ */
+static inline bool xnic_wire_op_data(__u8 opcode)
+{
+	return opcode == XNIC_OP_WRITE || opcode == XNIC_OP_SEND ||
+	       opcode == XNIC_OP_READ_REQ || opcode == XNIC_OP_READ_RESP;
+}
+
+/**
  * xnic_wire_allowed_flags() - flags an opcode may carry
  * @opcode: enum xnic_wire_op
  *
