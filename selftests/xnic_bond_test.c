@@ -11,6 +11,10 @@
  *    times are printed;
  *  - every link to the peer cut: outstanding work completes with an error
  *    within peer_timeout_ms; restored links let a new QP pair transfer;
+ *  - a WRITE that waits for link credit with nothing unacknowledged
+ *    (the peer's CREDIT frames dropped by a tc filter), every link then
+ *    cut: it fails with RETRY_EXC_ERR within peer_timeout_ms, though no
+ *    retransmission timer was running;
  *  - netem corruption on one link: that link becomes DEGRADED (CRC
  *    errors counted) while traffic continues on the other, and comes back
  *    once the corruption stops (hysteresis);
@@ -22,7 +26,8 @@
  *  - a member netdev deleted under traffic: the traffic continues.
  *
  * Per-link state comes from debugfs (/sys/kernel/debug/xnic/<dev>/links,
- * the same as `xnictl link show`). Runs as root in the test VM.
+ * the same as `xnictl link show`), link credit from .../link_credit.
+ * Runs as root in the test VM.
  */
 #include <errno.h>
 #include <signal.h>
@@ -573,6 +578,158 @@ TEST_F_TIMEOUT(bond, all_links_cut, 300)
 	err = xt_conn_create(e, &self->c, 256, NULL);
 	ASSERT_EQ(0, err) TH_LOG("new connection: %s", xt_error());
 	ROUND(self, 8 * MiB, 8);
+}
+
+/* ------------------------------------------- credit stall, links cut -- */
+
+/* One path's link credit (debugfs link_credit): both halves' counts. */
+struct lcr_path {
+	unsigned long long sent, held, rcvd;
+};
+
+/*
+ * The link credit path of @dev's member link @netdev towards node @node.
+ * Return: 0, or -ENOENT when the path is not there (not used yet).
+ */
+static int lcr_path(const char *dev, const char *netdev, unsigned int node,
+		    struct lcr_path *p)
+{
+	char path[160], line[512], link[IFNAMSIZ + 1];
+	unsigned int n;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), XT_DEBUGFS "/%s/link_credit", dev);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "link %16s node %u sent %llu limit %*u granted %*u consumed %*u held %llu blocked %*u rcvd %llu",
+			   link, &n, &p->sent, &p->held, &p->rcvd) == 5 &&
+		    !strcmp(link, netdev) && n == node)
+			err = 0;
+	fclose(f);
+	return err;
+}
+
+/*
+ * Whether device 0 waits for link credit with all it sent taken off the
+ * links: on both links its path to device 1 (@p) holds no credit, and
+ * device 1's path back (@r) counted every frame sent on it.
+ */
+static bool lcr_spent(FIXTURE_DATA(bond) *self, struct lcr_path p[2],
+		      struct lcr_path r[2])
+{
+	struct xt_env *e = &self->env;
+	bool spent = true;
+	int k;
+
+	memset(p, 0, 2 * sizeof(*p));
+	memset(r, 0, 2 * sizeof(*r));
+	for (k = 0; k < 2; k++) {
+		if (lcr_path(e->dev[0].name, k ? self->nd[0] : e->dev[0].netdev,
+			     e->dev[1].node_id, &p[k]) ||
+		    lcr_path(e->dev[1].name, k ? self->nd[1] : e->dev[1].netdev,
+			     e->dev[0].node_id, &r[k]) ||
+		    p[k].held || !p[k].sent || r[k].rcvd != p[k].sent)
+			spent = false;
+	}
+	return spent;
+}
+
+#define STALL_PEER_MS	500
+
+/*
+ * A requester that waits for link credit with everything it sent
+ * acknowledged has no retransmission timer; when every link to its peer
+ * is then cut, the credit never comes, and the peer timeout must still
+ * fail its WQE (commit 312d51b: the WRITE used to wait for ever, seen in
+ * all_links_cut by rare timing). Made certain here: device 1's CREDIT
+ * frames (opcode 8 at offset 1 of the xnic header) are dropped on both of
+ * its links, so device 0 spends the window each path started with and
+ * waits for updates that never come, while the ACKs pass.
+ */
+TEST_F_TIMEOUT(bond, credit_stall_cut, 120)
+{
+	struct xt_env *e = &self->env;
+	const char *dev0 = e->dev[0].name;
+	struct xnic_sge s = {
+		.addr = (uintptr_t)self->a.p, .length = 8 * MiB,
+		.lkey = self->a.mr->lkey,
+	};
+	uint64_t stalls0, stalls, to0, to1, rt0, rt1;
+	struct lcr_path p[2], r[2], q[2];
+	long long start = xt_now_ms(), t0, ms, stall;
+	struct xnic_qp_info qi;
+	struct xnic_cqe c;
+	char win[16];
+	int k;
+
+	ASSERT_EQ(0, xt_read_file("/sys/module/xnic/parameters/link_credit_window",
+				  win, sizeof(win)));
+	ASSERT_LT(0, atoi(win)) TH_LOG("link credit is off");
+	ASSERT_EQ(0, set_both(e, "peer_timeout_ms", STALL_PEER_MS));
+	for (k = 0; k < 2; k++) {
+		const char *nd = k ? self->nd[1] : e->dev[1].netdev;
+
+		ASSERT_EQ(0, xt_sh("tc qdisc add dev %s root handle 1: prio && tc filter add dev %s parent 1: protocol 0x88b5 prio 1 u32 match u8 %d 0xff at 1 action drop",
+				   nd, nd, 8 /* XNIC_OP_CREDIT */));
+	}
+	stalls0 = xt_hw_counter(dev0, "link_credit_stalls");
+	ASSERT_NE(UINT64_MAX, stalls0);
+	/* 8 MiB: ~940 frames, far more than two windows of link credit */
+	xt_fill(self->a.p, 8 * MiB, 9);
+	ASSERT_EQ(0, xnic_post_write(self->c.qp[0], &s, 1,
+				     (uintptr_t)self->b.p, self->b.mr->rkey,
+				     77, XNIC_WQE_F_SIGNALED));
+	t0 = xt_now_ms();
+	while (!lcr_spent(self, p, r) && xt_now_ms() - t0 < 10000)
+		xt_sleep_ms(10);
+	ASSERT_TRUE(lcr_spent(self, p, r)) {
+		for (k = 0; k < 2; k++)
+			TH_LOG("link %d: sent %llu held %llu, peer took %llu",
+			       k, p[k].sent, p[k].held, r[k].rcvd);
+	}
+	stall = xt_now_ms() - t0;
+	/*
+	 * Nothing in flight: for 300 ms (many retransmission timeouts) no
+	 * timer expires, no frame leaves, nothing completes.
+	 */
+	xt_sleep_ms(50);
+	ASSERT_EQ(0, xt_counter(dev0, "tx_timeouts", &to0));
+	ASSERT_EQ(0, xt_counter(dev0, "tx_retransmits", &rt0));
+	EXPECT_EQ(0, xt_quiet(self->c.cq[0], &c, 1, 300));
+	ASSERT_EQ(0, xt_counter(dev0, "tx_timeouts", &to1));
+	ASSERT_EQ(0, xt_counter(dev0, "tx_retransmits", &rt1));
+	ASSERT_TRUE(lcr_spent(self, q, r));
+	stalls = xt_hw_counter(dev0, "link_credit_stalls");
+	TH_LOG("stalled %lld ms after the post: %llu + %llu frames sent (window %d), 0 credit held, all taken off the links; %llu link credit stalls; %llu timeouts in 300 ms",
+	       stall, p[0].sent, p[1].sent, atoi(win),
+	       (unsigned long long)(stalls - stalls0),
+	       (unsigned long long)(to1 - to0));
+	EXPECT_LT(stalls0, stalls);
+	EXPECT_EQ(to0, to1);
+	EXPECT_EQ(rt0, rt1);
+	for (k = 0; k < 2; k++) {
+		/* the window the path started with, and not a frame more */
+		EXPECT_EQ(atoi(win), p[k].sent);
+		EXPECT_EQ(p[k].sent, q[k].sent);
+	}
+
+	/* Every link cut: the WRITE fails within the peer timeout. */
+	ASSERT_EQ(0, xt_sh("ip link set %s down && ip link set %s down",
+			   e->dev[0].netdev, self->nd[0]));
+	t0 = xt_now_ms();
+	k = xt_reap_one(self->c.cq[0], &c, STALL_PEER_MS + 5000);
+	ms = xt_now_ms() - t0;
+	ASSERT_EQ(0, k) TH_LOG("no completion %lld ms after the cut", ms);
+	TH_LOG("completion %lld ms after the cut: %s", ms, xt_cqe_str(&c));
+	EXPECT_EQ(77, c.wr_id);
+	EXPECT_EQ(XNIC_WC_RETRY_EXC_ERR, c.status);
+	ASSERT_EQ(0, xnic_query_qp(self->c.qp[0], &qi));
+	EXPECT_EQ(XNIC_QPS_ERR, qi.state);
+	EXPECT_EQ(XNIC_QP_ERR_RETRY_EXC, qi.err_reason);
+	TH_LOG("test body %lld ms", xt_now_ms() - start);
 }
 
 /* ------------------------------------------------------ corruption -- */
