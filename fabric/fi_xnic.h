@@ -12,6 +12,7 @@
  *   fi_xnic_cm.c      passive endpoint, connect/accept/reject/shutdown
  *   fi_xnic_ep.c      FI_EP_MSG endpoint, send/recv and RMA
  *   fi_xnic_stub.c    -FI_ENOSYS for the operations not offered
+ *   fi_xnic_rdm*.c, fi_xnic_av.c: the FI_EP_RDM endpoint (fi_xnic_rdm.h)
  *
  * Addresses are FI_SOCKADDR_IN6 (struct sockaddr_in6; ofi_rxm in libfabric
  * 1.17 layers only on IPv4/IPv6 address formats, not FI_SOCKADDR_IB): the
@@ -46,6 +47,12 @@
 #define FI_XNIC_PS		0x013FULL	/* service id prefix (RDMA_PS_IB) */
 #define FI_XNIC_CM_DATA_MAX	XNIC_CM_PRIVATE_MAX
 #define FI_XNIC_DEF_TIMEOUT_MS	10000		/* connect, accept */
+/*
+ * fi_getinfo flag libfabric gives when a utility provider asks for core
+ * providers to layer on (libfabric's internal OFI_CORE_PROV_ONLY, stable
+ * since 1.5; fabtests use the same value).
+ */
+#define FI_XNIC_CORE_PROV_ONLY	(1ULL << 59)
 
 extern struct fi_provider fi_xnic_prov;
 
@@ -72,8 +79,12 @@ struct fi_xnic_limits {
 	struct xnic_ctx_attr attr;
 };
 
-int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
+int fi_xnic_info_for(uint32_t version, enum fi_ep_type type,
+		     const struct fi_xnic_limits *lim,
 		     const struct fi_info *hints, struct fi_info **infop);
+/* fi_xnic_rdm_attr.c */
+int fi_xnic_rdm_fill(uint32_t version, const struct fi_xnic_limits *lim,
+		     const struct fi_info *hints, struct fi_info *fi);
 int fi_xnic_check_hints(uint32_t version, const struct fi_info *hints);
 
 /* ------------------------------ fabric ------------------------------ */
@@ -140,8 +151,21 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid);
 
 /* -------------------------------- CQ -------------------------------- */
 
+struct fi_xnic_cq_sw;
+struct fi_xnic_rdm_ep;
+#define FI_XNIC_CQ_MAX_RDM	8	/* RDM endpoints bound to one CQ */
+
+/*
+ * A CQ reads its xnic CQ (FI_EP_MSG endpoints) or, once an FI_EP_RDM
+ * endpoint is bound to it, the software ring @sw the endpoints' progress
+ * fills (never both: fi_ep_bind refuses to mix them).
+ */
 struct fi_xnic_cq {
 	struct fid_cq cq_fid;
+	struct fi_xnic_cq_sw *sw;	/* ring of @sw_size entries */
+	size_t sw_size, sw_head, sw_count;
+	struct fi_xnic_rdm_ep *rdm[FI_XNIC_CQ_MAX_RDM];
+	unsigned int nrdm;
 	struct fi_xnic_domain *domain;
 	struct xnic_cq *cq;
 	enum fi_cq_format format;
@@ -154,6 +178,11 @@ struct fi_xnic_cq {
 
 int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cq, void *context);
+struct xnic_cq *fi_xnic_cq_hw(struct fi_xnic_cq *cq);
+int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,
+			  const struct fi_xnic_domain *d, uint64_t flags,
+			  const struct fi_xnic_cq *tx,
+			  const struct fi_xnic_cq *rx);
 
 /* ----------------------------- endpoints ---------------------------- */
 
@@ -181,6 +210,8 @@ struct fi_xnic_pep {
 
 int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
+int fi_xnic_listen(struct xnic_ctx *ctx, struct fi_xnic_addr *addr,
+		   struct xnic_cm_listener **lp);
 
 enum fi_xnic_ep_state {
 	FI_XNIC_EP_IDLE,
@@ -233,8 +264,6 @@ int fi_xnic_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			void **ops, void *context);
 int fi_xnic_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 			 struct fid_wait **waitset);
-int fi_xnic_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		       struct fid_av **av, void *context);
 int fi_xnic_no_sep(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **sep, void *context);
 int fi_xnic_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,

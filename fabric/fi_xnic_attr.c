@@ -301,9 +301,10 @@ static void *xnic_memdup(const void *p, size_t n)
 /**
  * fi_xnic_info_for() - the fi_info a device offers under @hints
  * @version: the application's API version
+ * @type: FI_EP_MSG (@hints already passed fi_xnic_check_hints()) or
+ *	FI_EP_RDM (fi_xnic_rdm_fill() checks them)
  * @lim: the device
- * @hints: the application's hints (may be NULL; already passed
- *	fi_xnic_check_hints())
+ * @hints: the application's hints (may be NULL)
  * @infop: the new fi_info on success
  *
  * A src_addr in the hints must name this device's node; a dest_addr must
@@ -311,7 +312,8 @@ static void *xnic_memdup(const void *p, size_t n)
  * Return: 0; -FI_ENODATA when this device cannot satisfy @hints;
  * -FI_ENOMEM.
  */
-int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
+int fi_xnic_info_for(uint32_t version, enum fi_ep_type type,
+		     const struct fi_xnic_limits *lim,
 		     const struct fi_info *hints, struct fi_info **infop)
 {
 	struct fi_xnic_addr src;
@@ -333,7 +335,8 @@ int fi_xnic_info_for(uint32_t version, const struct fi_xnic_limits *lim,
 	fi = fi_allocinfo();
 	if (!fi)
 		return -FI_ENOMEM;
-	ret = xnic_fill(version, lim, hints, fi);
+	ret = type == FI_EP_RDM ? fi_xnic_rdm_fill(version, lim, hints, fi) :
+				  xnic_fill(version, lim, hints, fi);
 	if (ret)
 		goto err;
 	ret = -FI_ENOMEM;

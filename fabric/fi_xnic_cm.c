@@ -350,12 +350,38 @@ static void *xnic_pep_thread(void *arg)
 	return NULL;
 }
 
+/**
+ * fi_xnic_listen() - a CM listener on an address's service id
+ * @ctx: the device's context
+ * @addr: the address; port 0: an ephemeral port, 32768..65535 from a
+ *	pid-based start, written back into @addr
+ * @lp: the listener
+ * Return: 0 or a negative errno of xnic_cm_listen() (-EADDRINUSE).
+ */
+int fi_xnic_listen(struct xnic_ctx *ctx, struct fi_xnic_addr *addr,
+		   struct xnic_cm_listener **lp)
+{
+	uint32_t node = fi_xnic_addr_node(addr);
+	int err, k;
+
+	if (fi_xnic_addr_port(addr))
+		return xnic_cm_listen(ctx, fi_xnic_addr_sid(addr), lp);
+	err = -EADDRINUSE;
+	for (k = 0; k < 256 && err == -EADDRINUSE; k++) {
+		fi_xnic_addr_init(addr, node, (uint16_t)(32768 +
+				  (getpid() * 7 + k) % 32768));
+		err = xnic_cm_listen(ctx, fi_xnic_addr_sid(addr), lp);
+	}
+	if (err)
+		fi_xnic_addr_init(addr, node, 0);
+	return err;
+}
+
 static int xnic_listen(struct fid_pep *pep_fid)
 {
 	struct fi_xnic_pep *pep = container_of(pep_fid, struct fi_xnic_pep,
 					       pep_fid);
-	uint16_t port = fi_xnic_addr_port(&pep->addr);
-	int err, k;
+	int err;
 
 	if (pep->listening)
 		return -FI_EALREADY;
@@ -364,21 +390,7 @@ static int xnic_listen(struct fid_pep *pep_fid)
 	err = xnic_open(pep->info->domain_attr->name, &pep->ctx);
 	if (err)
 		return fi_xnic_err(err);
-	if (port) {
-		err = xnic_cm_listen(pep->ctx, fi_xnic_addr_sid(&pep->addr),
-				     &pep->listener);
-	} else {
-		/* An ephemeral port: 32768..65535, from a pid-based start. */
-		err = -EADDRINUSE;
-		for (k = 0; k < 256 && err == -EADDRINUSE; k++) {
-			port = (uint16_t)(32768 + (getpid() * 7 + k) % 32768);
-			fi_xnic_addr_init(&pep->addr,
-					  fi_xnic_addr_node(&pep->addr), port);
-			err = xnic_cm_listen(pep->ctx,
-					     fi_xnic_addr_sid(&pep->addr),
-					     &pep->listener);
-		}
-	}
+	err = fi_xnic_listen(pep->ctx, &pep->addr, &pep->listener);
 	if (err)
 		goto err_close;
 	pep->stop = false;

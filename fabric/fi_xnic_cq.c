@@ -10,9 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fi_xnic.h"
+#include "fi_xnic_rdm.h"
 
 #define XNIC_CQ_DEF_SIZE	1024
+
+/* A completion an RDM endpoint made (fi_xnic_cq_put()). */
+struct fi_xnic_cq_sw {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err;			/* positive FI_ errno, 0: success */
+	int prov_errno;
+	size_t olen;
+};
 
 static uint64_t xnic_cqe_flags(const struct xnic_cqe *c)
 {
@@ -131,6 +140,184 @@ static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 	return -FI_EAGAIN;
 }
 
+/**
+ * fi_xnic_cq_put() - queue a completion an RDM endpoint made
+ * @cq: CQ
+ * @e: the entry (its prefix of the CQ's format is reported)
+ * @src: the source address (fi_cq_readfrom), or FI_ADDR_NOTAVAIL
+ * @err: 0, or a positive FI_ errno: an error entry for fi_cq_readerr
+ * @prov_errno: with @err: an xnic completion status, or 0
+ * @olen: with FI_ETRUNC: the bytes that did not fit
+ * Return: 0 or -FI_ENOMEM (the ring could not grow).
+ */
+int fi_xnic_cq_put(struct fi_xnic_cq *cq, const struct fi_cq_tagged_entry *e,
+		   fi_addr_t src, int err, int prov_errno, size_t olen)
+{
+	struct fi_xnic_cq_sw *s;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->sw_count == cq->sw_size) {
+		size_t n = cq->sw_size ? cq->sw_size * 2 : 256, i;
+		struct fi_xnic_cq_sw *ring = malloc(n * sizeof(*ring));
+
+		if (!ring) {
+			pthread_mutex_unlock(&cq->lock);
+			return -FI_ENOMEM;
+		}
+		for (i = 0; i < cq->sw_count; i++)
+			ring[i] = cq->sw[(cq->sw_head + i) % cq->sw_size];
+		free(cq->sw);
+		cq->sw = ring;
+		cq->sw_size = n;
+		cq->sw_head = 0;
+	}
+	s = &cq->sw[(cq->sw_head + cq->sw_count) % cq->sw_size];
+	s->e = *e;
+	s->src = src;
+	s->err = err;
+	s->prov_errno = prov_errno;
+	s->olen = olen;
+	cq->sw_count++;
+	pthread_mutex_unlock(&cq->lock);
+	return 0;
+}
+
+/**
+ * fi_xnic_cq_bind_check() - what fi_ep_bind(ep, cq, flags) checks for any
+ *	endpoint
+ * @cq: CQ
+ * @d: the endpoint's domain
+ * @flags: FI_TRANSMIT and/or FI_RECV, FI_SELECTIVE_COMPLETION
+ * @tx: the endpoint's send CQ so far (NULL: none)
+ * @rx: its receive CQ so far
+ * Return: 0; -FI_EBADFLAGS; -FI_EINVAL: another domain's CQ; -FI_EBUSY:
+ * that direction has a CQ already.
+ */
+int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,
+			  const struct fi_xnic_domain *d, uint64_t flags,
+			  const struct fi_xnic_cq *tx,
+			  const struct fi_xnic_cq *rx)
+{
+	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV |
+				FI_SELECTIVE_COMPLETION) ||
+	    !(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EBADFLAGS;
+	if (cq->domain != d)
+		return -FI_EINVAL;
+	if (((flags & FI_TRANSMIT) && tx) || ((flags & FI_RECV) && rx))
+		return -FI_EBUSY;
+	return 0;
+}
+
+/**
+ * fi_xnic_cq_add_rdm() - an RDM endpoint binds to @cq
+ * @cq: CQ (no FI_EP_MSG endpoint may be bound to it)
+ * @ep: endpoint; bound once even for both directions
+ * Return: 0; -FI_EINVAL: a MSG endpoint uses @cq; -FI_ENOSPC: too many.
+ */
+int fi_xnic_cq_add_rdm(struct fi_xnic_cq *cq, struct fi_xnic_rdm_ep *ep)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	for (i = 0; i < cq->nrdm; i++)
+		if (cq->rdm[i] == ep)
+			goto out;
+	if (__atomic_load_n(&cq->refs, __ATOMIC_RELAXED))
+		ret = -FI_EINVAL;
+	else if (cq->nrdm == FI_XNIC_CQ_MAX_RDM)
+		ret = -FI_ENOSPC;
+	else
+		cq->rdm[cq->nrdm++] = ep;
+out:
+	pthread_mutex_unlock(&cq->lock);
+	return ret;
+}
+
+/**
+ * fi_xnic_cq_del_rdm() - an RDM endpoint is closed
+ * @cq: CQ it was bound to
+ * @ep: endpoint
+ */
+void fi_xnic_cq_del_rdm(struct fi_xnic_cq *cq, struct fi_xnic_rdm_ep *ep)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&cq->lock);
+	for (i = 0; i < cq->nrdm; i++) {
+		if (cq->rdm[i] == ep) {
+			cq->rdm[i] = cq->rdm[--cq->nrdm];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/* Progress the bound RDM endpoints (without @cq's lock: they take it). */
+static void xnic_cq_progress(struct fi_xnic_cq *cq)
+{
+	struct fi_xnic_rdm_ep *eps[FI_XNIC_CQ_MAX_RDM];
+	unsigned int i, n;
+
+	pthread_mutex_lock(&cq->lock);
+	n = cq->nrdm;
+	memcpy(eps, cq->rdm, n * sizeof(eps[0]));
+	pthread_mutex_unlock(&cq->lock);
+	for (i = 0; i < n; i++) {
+		pthread_mutex_lock(&eps[i]->lock);
+		fi_xnic_rdm_progress(eps[i]);
+		pthread_mutex_unlock(&eps[i]->lock);
+	}
+}
+
+static ssize_t xnic_cq_read_sw(struct fi_xnic_cq *cq, void *buf, size_t count,
+			       fi_addr_t *src)
+{
+	size_t i, sz = xnic_entry_size(cq->format);
+
+	if (!count)
+		return 0;	/* progress only */
+	for (i = 0; i < count && cq->sw_count; i++) {
+		struct fi_xnic_cq_sw *s = &cq->sw[cq->sw_head];
+
+		if (s->err)
+			break;
+		/* The formats are prefixes of one another (fi_cq(3)). */
+		memcpy((char *)buf + i * sz, &s->e, sz);
+		if (src)
+			src[i] = s->src;
+		cq->sw_head = (cq->sw_head + 1) % cq->sw_size;
+		cq->sw_count--;
+	}
+	if (i)
+		return (ssize_t)i;
+	return cq->sw_count ? -FI_EAVAIL : -FI_EAGAIN;
+}
+
+static ssize_t xnic_cq_readerr_sw(struct fi_xnic_cq *cq,
+				  struct fi_cq_err_entry *e)
+{
+	struct fi_xnic_cq_sw *s;
+
+	if (!cq->sw_count || !cq->sw[cq->sw_head].err)
+		return -FI_EAGAIN;
+	s = &cq->sw[cq->sw_head];
+	e->op_context = s->e.op_context;
+	e->flags = s->e.flags;
+	e->len = s->e.len;
+	e->buf = s->e.buf;
+	e->data = s->e.data;
+	e->tag = s->e.tag;
+	e->olen = s->olen;
+	e->err = s->err;
+	e->prov_errno = s->prov_errno;
+	e->err_data_size = 0;
+	cq->sw_head = (cq->sw_head + 1) % cq->sw_size;
+	cq->sw_count--;
+	return 1;
+}
+
 static ssize_t xnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				size_t count, fi_addr_t *src)
 {
@@ -139,8 +326,13 @@ static ssize_t xnic_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 
 	if (!buf && count)
 		return -FI_EINVAL;
+	if (cq->nrdm)
+		xnic_cq_progress(cq);
 	pthread_mutex_lock(&cq->lock);
-	ret = xnic_cq_read_locked(cq, buf, count, src);
+	if (cq->nrdm || cq->sw_count)
+		ret = xnic_cq_read_sw(cq, buf, count, src);
+	else
+		ret = xnic_cq_read_locked(cq, buf, count, src);
 	pthread_mutex_unlock(&cq->lock);
 	return ret;
 }
@@ -160,6 +352,12 @@ static ssize_t xnic_cq_readerr(struct fid_cq *cq_fid,
 	if (!e)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&cq->lock);
+	if (cq->nrdm || cq->sw_count) {
+		ssize_t ret = xnic_cq_readerr_sw(cq, e);
+
+		pthread_mutex_unlock(&cq->lock);
+		return ret;
+	}
 	if (!cq->err_pending) {
 		pthread_mutex_unlock(&cq->lock);
 		return -FI_EAGAIN;
@@ -178,6 +376,33 @@ static ssize_t xnic_cq_readerr(struct fid_cq *cq_fid,
 	cq->err_pending = false;
 	pthread_mutex_unlock(&cq->lock);
 	return 1;
+}
+
+/**
+ * fi_xnic_cq_hw() - the xnic CQ whose entries make @cq's
+ * @cq: CQ, its lock held
+ * Return: its own, or the first bound RDM endpoint's once enabled.
+ */
+struct xnic_cq *fi_xnic_cq_hw(struct fi_xnic_cq *cq)
+{
+	return cq->nrdm && cq->rdm[0]->xcq ? cq->rdm[0]->xcq : cq->cq;
+}
+
+/* Sleep until @cq may have something to read. */
+static int xnic_cq_wait_any(struct fi_xnic_cq *cq, int timeout_ms)
+{
+	struct xnic_cq *x;
+	int err;
+
+	pthread_mutex_lock(&cq->lock);
+	x = fi_xnic_cq_hw(cq);
+	if (x == cq->cq) {	/* the MSG path polls under the lock */
+		err = xnic_cq_wait(x, timeout_ms);
+		pthread_mutex_unlock(&cq->lock);
+		return err;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return xnic_cq_wait(x, timeout_ms);
 }
 
 static ssize_t xnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
@@ -199,9 +424,7 @@ static ssize_t xnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			return -FI_EAGAIN;
 		slice = timeout < 0 || timeout - waited > 100 ? 100 :
 			timeout - waited;
-		pthread_mutex_lock(&cq->lock);
-		err = xnic_cq_wait(cq->cq, slice);
-		pthread_mutex_unlock(&cq->lock);
+		err = xnic_cq_wait_any(cq, slice);
 		if (err == -ETIMEDOUT)
 			waited += slice;
 		else if (err && err != -EINTR)
@@ -243,13 +466,14 @@ static int xnic_cq_close(struct fid *fid)
 					     cq_fid.fid);
 	int err;
 
-	if (__atomic_load_n(&cq->refs, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&cq->refs, __ATOMIC_RELAXED) || cq->nrdm)
 		return -FI_EBUSY;
 	err = xnic_destroy_cq(cq->cq);
 	if (err)
 		return fi_xnic_err(err);
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_destroy(&cq->lock);
+	free(cq->sw);
 	free(cq);
 	return 0;
 }
@@ -263,7 +487,9 @@ static int xnic_cq_control(struct fid *fid, int command, void *arg)
 		return -FI_ENOSYS;
 	if (!arg)
 		return -FI_EINVAL;
-	*(int *)arg = xnic_cq_fd(cq->cq);
+	pthread_mutex_lock(&cq->lock);
+	*(int *)arg = xnic_cq_fd(fi_xnic_cq_hw(cq));
+	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "fi_xnic.h"
+#include "fi_xnic_rdm.h"
 
 void fi_xnic_domain_add_ep(struct fi_xnic_domain *d, struct fi_xnic_ep *ep)
 {
@@ -218,11 +218,29 @@ static struct fi_ops xnic_domain_fi_ops = {
 	.ops_open = fi_xnic_no_ops_open,
 };
 
+/* fi_endpoint: FI_EP_MSG or FI_EP_RDM, as the fi_info says. */
+static int xnic_domain_endpoint(struct fid_domain *domain,
+				struct fi_info *info, struct fid_ep **ep,
+				void *context)
+{
+	if (info && info->ep_attr && info->ep_attr->type == FI_EP_RDM &&
+	    info->tx_attr && info->rx_attr && ep) {
+		struct fi_xnic_domain *d = container_of(domain,
+				struct fi_xnic_domain, domain_fid);
+
+		if (info->domain_attr && info->domain_attr->name &&
+		    strcmp(info->domain_attr->name, d->lim.name))
+			return -FI_EINVAL;
+		return fi_xnic_rdm_endpoint(domain, info, ep, context);
+	}
+	return fi_xnic_endpoint(domain, info, ep, context);
+}
+
 static struct fi_ops_domain xnic_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = fi_xnic_no_av_open,
+	.av_open = fi_xnic_av_open,
 	.cq_open = fi_xnic_cq_open,
-	.endpoint = fi_xnic_endpoint,
+	.endpoint = xnic_domain_endpoint,
 	.scalable_ep = fi_xnic_no_sep,
 	.cntr_open = fi_xnic_no_cntr_open,
 	.poll_open = fi_xnic_no_poll_open,

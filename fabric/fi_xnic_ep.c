@@ -126,11 +126,18 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 	return xnic_errno_post(err);
 }
 
+/* @flags: the operation's, or the endpoint's op_flags for calls with none. */
 static bool xnic_tx_signal(struct fi_xnic_ep *ep, uint64_t flags)
 {
 	if (flags & FI_INJECT && !(flags & FI_COMPLETION) && ep->tx_selective)
 		return false;
 	return !ep->tx_selective || (flags & FI_COMPLETION);
+}
+
+/* The same for the calls without flags: the endpoint's op_flags. */
+static bool xnic_tx_dflt(struct fi_xnic_ep *ep)
+{
+	return xnic_tx_signal(ep, ep->info->tx_attr->op_flags);
 }
 
 /* ------------------------------ FI_MSG ------------------------------ */
@@ -187,7 +194,7 @@ static ssize_t xnic_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 
 	(void)dest;
 	return xnic_post_sq(ep, XNIC_WR_SEND, iov, desc, count, 0, 0, 0, 0,
-			    xnic_tx_signal(ep, 0), context);
+			    xnic_tx_dflt(ep), context);
 }
 
 static ssize_t xnic_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -236,7 +243,7 @@ static ssize_t xnic_senddata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest;
 	return xnic_post_sq(ep, XNIC_WR_SEND, &iov, &desc, 1, 0, 0, data,
-			    FI_REMOTE_CQ_DATA, xnic_tx_signal(ep, 0), context);
+			    FI_REMOTE_CQ_DATA, xnic_tx_dflt(ep), context);
 }
 
 static ssize_t xnic_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -273,7 +280,7 @@ static ssize_t xnic_readv(struct fid_ep *ep_fid, const struct iovec *iov,
 
 	(void)src;
 	return xnic_post_sq(ep, XNIC_WR_RDMA_READ, iov, desc, count, addr,
-			    key, 0, 0, xnic_tx_signal(ep, 0), context);
+			    key, 0, 0, xnic_tx_dflt(ep), context);
 }
 
 static ssize_t xnic_read(struct fid_ep *ep, void *buf, size_t len,
@@ -321,7 +328,7 @@ static ssize_t xnic_writev(struct fid_ep *ep_fid, const struct iovec *iov,
 
 	(void)dest;
 	return xnic_post_sq(ep, XNIC_WR_RDMA_WRITE, iov, desc, count, addr,
-			    key, 0, 0, xnic_tx_signal(ep, 0), context);
+			    key, 0, 0, xnic_tx_dflt(ep), context);
 }
 
 static ssize_t xnic_write(struct fid_ep *ep, const void *buf, size_t len,
@@ -372,7 +379,7 @@ static ssize_t xnic_writedata(struct fid_ep *ep_fid, const void *buf,
 
 	(void)dest;
 	return xnic_post_sq(ep, XNIC_WR_RDMA_WRITE, &iov, &desc, 1, addr, key,
-			    data, FI_REMOTE_CQ_DATA, xnic_tx_signal(ep, 0),
+			    data, FI_REMOTE_CQ_DATA, xnic_tx_dflt(ep),
 			    context);
 }
 
@@ -457,6 +464,7 @@ static int xnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct fi_xnic_ep *ep = container_of(fid, struct fi_xnic_ep,
 					     ep_fid.fid);
 	struct fi_xnic_cq *cq;
+	int ret;
 
 	if (!bfid)
 		return -FI_EINVAL;
@@ -470,17 +478,13 @@ static int xnic_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		__atomic_fetch_add(&ep->eq->refs, 1, __ATOMIC_RELAXED);
 		return 0;
 	case FI_CLASS_CQ:
-		if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV |
-					FI_SELECTIVE_COMPLETION))
-			return -FI_EBADFLAGS;
-		if (!(flags & (FI_TRANSMIT | FI_RECV)))
-			return -FI_EBADFLAGS;
 		cq = container_of(bfid, struct fi_xnic_cq, cq_fid.fid);
-		if (cq->domain != ep->domain)
-			return -FI_EINVAL;
-		if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
-		    ((flags & FI_RECV) && ep->rx_cq))
-			return -FI_EBUSY;
+		ret = fi_xnic_cq_bind_check(cq, ep->domain, flags, ep->tx_cq,
+					    ep->rx_cq);
+		if (ret)
+			return ret;
+		if (cq->nrdm)
+			return -FI_EINVAL;	/* not mixed with RDM */
 		if (flags & FI_TRANSMIT) {
 			ep->tx_cq = cq;
 			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;

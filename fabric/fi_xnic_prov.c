@@ -61,16 +61,31 @@ static int xnic_getinfo(uint32_t version, const char *node,
 	const char *want = NULL;
 	struct fi_xnic_addr na;
 	char *env = NULL;
+	bool want_rdm, want_msg;
+	enum fi_ep_type ep_type;
+	int rxm = 0;
 	struct dirent *de;
 	DIR *dir;
-	int ret;
+	int ret, t;
 
 	*info = NULL;
 	if (FI_VERSION_LT(FI_XNIC_API, version))
 		return -FI_ENODATA;
-	ret = fi_xnic_check_hints(version, hints);
-	if (ret)
-		return ret;
+	/*
+	 * A utility provider (ofi_rxm, ofi_rxd) asks for core providers
+	 * only, to layer FI_EP_RDM on our FI_EP_MSG: our own FI_EP_RDM is
+	 * faster, so that layering is off unless the rxm parameter asks for
+	 * it (libfabric does the same for its providers with a native RDM).
+	 */
+	if ((flags & FI_XNIC_CORE_PROV_ONLY) &&
+	    (fi_param_get_bool(&fi_xnic_prov, "rxm", &rxm) || !rxm))
+		return -FI_ENODATA;
+	/* The native RDM endpoint first, then MSG (ofi_rxm's base). */
+	ep_type = hints && hints->ep_attr ? hints->ep_attr->type : FI_EP_UNSPEC;
+	want_rdm = ep_type == FI_EP_UNSPEC || ep_type == FI_EP_RDM;
+	want_msg = !fi_xnic_check_hints(version, hints);
+	if (!want_rdm && !want_msg)
+		return -FI_ENODATA;
 	if (hints && hints->domain_attr && hints->domain_attr->name)
 		want = hints->domain_attr->name;
 	else if (!fi_param_get_str(&fi_xnic_prov, "domain", &env) && env &&
@@ -125,15 +140,19 @@ static int xnic_getinfo(uint32_t version, const char *node,
 			continue;
 		if (xnic_limits(de->d_name, &lim))
 			continue;	/* not an xnic device, or no uverbs */
-		if (fi_xnic_info_for(version, &lim, hints, &fi))
-			continue;
-		if ((flags & FI_SOURCE) && service && !node) {
-			struct fi_xnic_addr *s = fi->src_addr;
+		for (t = 0; t < 2; t++) {
+			if (!(t ? want_msg : want_rdm) ||
+			    fi_xnic_info_for(version, t ? FI_EP_MSG : FI_EP_RDM,
+					     &lim, hints, &fi))
+				continue;
+			if ((flags & FI_SOURCE) && service && !node) {
+				struct fi_xnic_addr *s = fi->src_addr;
 
-			s->sin6_port = na.sin6_port;
+				s->sin6_port = na.sin6_port;
+			}
+			*tailp = fi;
+			tailp = &fi->next;
 		}
-		*tailp = fi;
-		tailp = &fi->next;
 	}
 	closedir(dir);
 	fi_freeinfo(h);
@@ -170,10 +189,14 @@ static int xnic_trywait_one(struct fid *fid)
 						     cq_fid.fid);
 		int ret;
 
+		struct xnic_cq *x;
+
 		pthread_mutex_lock(&cq->lock);
-		xnic_cq_read_events(cq->cq);
-		ret = xnic_cq_arm(cq->cq, 0);
-		if (!ret && (cq->err_pending || xnic__cq_ready(cq->cq)))
+		x = fi_xnic_cq_hw(cq);
+		xnic_cq_read_events(x);
+		ret = xnic_cq_arm(x, 0);
+		if (!ret && (cq->err_pending || cq->sw_count ||
+			     xnic__cq_ready(x)))
 			ret = -FI_EAGAIN;
 		pthread_mutex_unlock(&cq->lock);
 		return ret;
@@ -253,6 +276,10 @@ FI_EXT_INI
 	fi_param_define(&fi_xnic_prov, "domain", FI_PARAM_STRING,
 			"xnic device to use when the application names no "
 			"domain, e.g. xnic1 (default: every xnic device)");
+	fi_param_define(&fi_xnic_prov, "rxm", FI_PARAM_BOOL,
+			"let ofi_rxm layer FI_EP_RDM on xnic's FI_EP_MSG "
+			"endpoints, listed as xnic;ofi_rxm, e.g. for FI_RMA "
+			"over FI_EP_RDM (default: no, FI_EP_RDM is xnic's own)");
 	fi_param_define(&fi_xnic_prov, "timeout_ms", FI_PARAM_INT,
 			"connect and accept timeout, ms (default: 10000)");
 	return &fi_xnic_prov;

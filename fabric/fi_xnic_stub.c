@@ -32,13 +32,6 @@ int fi_xnic_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	return -FI_ENOSYS;
 }
 
-int fi_xnic_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		       struct fid_av **av, void *context)
-{
-	(void)domain; (void)attr; (void)av; (void)context;
-	return -FI_ENOSYS;
-}
-
 int fi_xnic_no_sep(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **sep, void *context)
 {

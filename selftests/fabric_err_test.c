@@ -36,29 +36,7 @@
 #define BUF	65536
 #define TMO_MS	15000
 
-static int num, failed;
-
-#define CHECK(cond, ...) do {						\
-	num++;								\
-	if (cond) {							\
-		printf("ok %d - ", num);				\
-	} else {							\
-		failed++;						\
-		printf("not ok %d - ", num);				\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-	fflush(stdout);							\
-} while (0)
-
-#define MUST(call) do {							\
-	int _r = (int)(call);						\
-	if (_r) {							\
-		printf("Bail out! %s: %d (%s)\n", #call, _r,		\
-		       fi_strerror(-_r));				\
-		exit(1);						\
-	}								\
-} while (0)
+#include "fabric_tap.h"
 
 struct side {
 	const char *dev;

@@ -4,12 +4,15 @@
 # fabric_test.sh - the libfabric provider (fabric/libxnic-fi.so) with
 # Debian's libfabric tools, unmodified: two xnic devices xnic0 and xnic1
 # on a veth pair in the init namespace (tools/xnic-mesh);
-#   - fi_info -p xnic lists both domains, FI_EP_MSG, FI_SOCKADDR_IN6, and
-#     the layered xnic;ofi_rxm (FI_EP_RDM, FI_TAGGED);
+#   - fi_info -p xnic lists both domains, FI_EP_MSG, FI_SOCKADDR_IN6 and
+#     the native FI_EP_RDM with FI_TAGGED; with FI_XNIC_RXM=1 also the
+#     layered xnic;ofi_rxm (FI_EP_RDM, FI_TAGGED);
 #   - fi_info with hints xnic cannot satisfy answers -61 (FI_ENODATA);
-#   - fi_pingpong -e msg and -e rdm (through ofi_rxm), server on xnic1,
-#     client on xnic0 meeting it at 127.0.0.1 for the out-of-band address
-#     exchange, every size from 1 B to 6 MiB with data checks (-c);
+#   - fi_pingpong -e msg, -e rdm (native) and -e rdm through ofi_rxm,
+#     server on xnic1, client on xnic0 meeting it at 127.0.0.1 for the
+#     out-of-band address exchange, every size from 1 B to 6 MiB with data
+#     checks (-c);
+#   - selftests/fabric_rdm_test: the native FI_EP_RDM endpoint's cases;
 #   - selftests/fabric_err_test: the provider's error cases.
 # Runs as root in the test VM.
 set -u
@@ -37,10 +40,12 @@ check "fi_info -p xnic lists xnic0 and xnic1" \
 check "fi_info -p xnic: domain xnic1 too" grep -q "domain: xnic1" "$out/info"
 check "fi_info -p xnic: FI_EP_MSG over FI_SOCKADDR_IN6" \
 	grep -q "addr_format: FI_SOCKADDR_IN6" "$out/infov"
-check "fi_info -p xnic: ofi_rxm layered on top" \
-	grep -q "provider: xnic;ofi_rxm" "$out/info"
-fi_info -v -p "xnic;ofi_rxm" -t FI_EP_RDM -c FI_TAGGED >"$out/rxm" 2>&1
-check "xnic;ofi_rxm offers FI_EP_RDM with FI_TAGGED" grep -q "caps:.*FI_TAGGED" "$out/rxm"
+fi_info -v -p xnic -t FI_EP_RDM -c FI_TAGGED >"$out/rdm" 2>&1
+check "fi_info -p xnic: native FI_EP_RDM with FI_TAGGED, no ofi_rxm" \
+	eval 'grep -q "caps:.*FI_TAGGED" "$out/rdm" && ! grep -q ofi_rxm "$out/info"'
+FI_XNIC_RXM=1 fi_info -v -p "xnic;ofi_rxm" -t FI_EP_RDM -c FI_TAGGED >"$out/rxm" 2>&1
+check "FI_XNIC_RXM=1: xnic;ofi_rxm offers FI_EP_RDM with FI_TAGGED" \
+	grep -q "caps:.*FI_TAGGED" "$out/rxm"
 fi_info -p xnic -t FI_EP_DGRAM >"$out/dgram" 2>&1
 check "fi_info -p xnic -t FI_EP_DGRAM: no data" \
 	grep -q "fi_getinfo: -61" "$out/dgram"
@@ -51,14 +56,14 @@ FI_XNIC_DOMAIN=xnic1 fi_info -p xnic >"$out/env" 2>&1
 check "FI_XNIC_DOMAIN=xnic1 keeps only xnic1" \
 	eval 'grep -q "domain: xnic1" "$out/env" && ! grep -q "domain: xnic0" "$out/env"'
 
-# pingpong EP PORT: server on xnic1, client on xnic0; both must pass.
+# pingpong EP PORT [PROV]: server on xnic1, client on xnic0; both must pass.
 pingpong() {
-	local ep=$1 port=$2 spid rc1 rc2
-	timeout "$TMO" fi_pingpong -p xnic -d xnic1 -e "$ep" -S all -c -I 5 \
+	local ep=$1 port=$2 prov=${3:-xnic} spid rc1 rc2
+	timeout "$TMO" fi_pingpong -p "$prov" -d xnic1 -e "$ep" -S all -c -I 5 \
 		-B "$port" >"$out/srv_$ep" 2>&1 &
 	spid=$!
 	sleep 1
-	timeout "$TMO" fi_pingpong -p xnic -d xnic0 -e "$ep" -S all -c -I 5 \
+	timeout "$TMO" fi_pingpong -p "$prov" -d xnic0 -e "$ep" -S all -c -I 5 \
 		-P "$port" 127.0.0.1 >"$out/cli_$ep" 2>&1
 	rc2=$?
 	wait "$spid"
@@ -74,15 +79,24 @@ pingpong() {
 }
 [[ -z ${XNIC_FABRIC_SKIP_PP:-} ]] && check "fi_pingpong -e msg -S all -c (1 B .. 6 MiB, data checked)" \
 	pingpong msg $((40000 + tag % 10000))
-[[ -z ${XNIC_FABRIC_SKIP_PP:-} ]] && check "fi_pingpong -e rdm -S all -c through ofi_rxm" \
+[[ -z ${XNIC_FABRIC_SKIP_PP:-} ]] && check "fi_pingpong -e rdm -S all -c (native)" \
 	pingpong rdm $((50000 + tag % 10000))
+pingpong_rxm() { FI_XNIC_RXM=1 pingpong rdm "$1" "xnic;ofi_rxm"; }
+[[ -z ${XNIC_FABRIC_SKIP_PP:-} ]] && check "fi_pingpong -e rdm -S all -c through ofi_rxm (FI_XNIC_RXM=1)" \
+	pingpong_rxm $((30000 + tag % 10000))
 
-if [[ -x selftests/fabric_err_test ]]; then
-	timeout "$TMO" selftests/fabric_err_test xnic0 xnic1 >"$out/err" 2>&1
+# prog NAME DESC: a test program of ours on xnic0 and xnic1, its TAP shown.
+prog() {
+	local rc
+	if [[ ! -x selftests/$1 ]]; then
+		not_ok "selftests/$1 not built"
+		return
+	fi
+	timeout "$TMO" "selftests/$1" xnic0 xnic1 >"$out/$1" 2>&1
 	rc=$?
-	sed 's/^/#   /' "$out/err"
-	check "fabric_err_test: the provider's error cases" test "$rc" -eq 0
-else
-	not_ok "selftests/fabric_err_test not built"
-fi
+	sed 's/^/#   /' "$out/$1"
+	check "$1: $2" test "$rc" -eq 0
+}
+prog fabric_rdm_test "the native FI_EP_RDM endpoint"
+prog fabric_err_test "the provider's error cases"
 tap_end

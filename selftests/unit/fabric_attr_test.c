@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The libfabric provider's pure parts (fabric/fi_xnic_attr.c): addresses
- * round-trip and are validated; fi_getinfo's hint matching grants what is
- * asked within the device's limits and answers -FI_ENODATA otherwise.
+ * The libfabric provider's pure parts (fabric/fi_xnic_attr.c and
+ * fi_xnic_rdm_attr.c): addresses round-trip and are validated; fi_getinfo's
+ * hint matching, for FI_EP_MSG and FI_EP_RDM, grants what is asked within
+ * the device's limits and answers -FI_ENODATA otherwise.
  */
 #include "kselftest_harness.h"
 #include "fabric/fi_xnic_attr.c"
+#include "fabric/fi_xnic_rdm_attr.c"
 
 struct fi_provider fi_xnic_prov = { .name = "xnic" };
 
@@ -53,7 +55,8 @@ static int match(struct fi_info *h, struct fi_info **out)
 
 	*out = NULL;
 	if (!r)
-		r = fi_xnic_info_for(FI_VERSION(1, 17), &lim, h, out);
+		r = fi_xnic_info_for(FI_VERSION(1, 17), FI_EP_MSG, &lim, h,
+				     out);
 	return r;
 }
 
@@ -169,6 +172,83 @@ TEST(refused)
 	REFUSE((h->src_addr = malloc(sizeof(s)),
 		memcpy(h->src_addr, &s, sizeof(s)),
 		h->src_addrlen = sizeof(s)));
+}
+
+/* The RDM offer (no hint check stage: fi_xnic_rdm_fill() does it). */
+static int match_rdm(uint32_t version, struct fi_info *h, struct fi_info **out)
+{
+	*out = NULL;
+	return fi_xnic_info_for(version, FI_EP_RDM, &lim, h, out);
+}
+
+TEST(rdm_offer)
+{
+	struct fi_info *fi;
+
+	ASSERT_EQ(0, match_rdm(FI_VERSION(1, 17), NULL, &fi));
+	EXPECT_EQ(FI_EP_RDM, fi->ep_attr->type);
+	EXPECT_TRUE((fi->caps & (FI_MSG | FI_TAGGED | FI_SOURCE |
+				 FI_DIRECTED_RECV)) ==
+		    (FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV));
+	EXPECT_FALSE(fi->caps & FI_RMA);	/* xnic;ofi_rxm has it */
+	EXPECT_EQ(0U, fi->mode);
+	EXPECT_EQ(0, fi->domain_attr->mr_mode);	/* no descriptors */
+	EXPECT_EQ(FI_PROGRESS_MANUAL, fi->domain_attr->data_progress);
+	EXPECT_EQ(0xAAAAAAAAAAAAAAAAULL, fi->ep_attr->mem_tag_format);
+	EXPECT_EQ((size_t)FI_XNIC_RDM_EAGER, fi->tx_attr->inject_size);
+	EXPECT_EQ(1U, fi->tx_attr->iov_limit);
+	EXPECT_EQ(4U, fi->domain_attr->cq_data_size);
+	EXPECT_STREQ("xnic0", fi->domain_attr->name);
+	fi_freeinfo(fi);
+}
+
+/* What Open MPI 4.1's mtl ofi asks (mtl_ofi_component.c). */
+TEST(rdm_mpi_hints)
+{
+	struct fi_info *h = fi_allocinfo(), *fi;
+
+	h->mode = FI_CONTEXT;
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_TAGGED;
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->tx_attr->op_flags = FI_COMPLETION;
+	h->rx_attr->op_flags = FI_COMPLETION;
+	h->domain_attr->av_type = FI_AV_MAP;
+	h->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	ASSERT_EQ(0, match_rdm(FI_VERSION(1, 0), h, &fi));
+	EXPECT_TRUE(fi->caps & FI_TAGGED);
+	EXPECT_FALSE(fi->mode & FI_LOCAL_MR);
+	EXPECT_EQ(FI_MR_BASIC, fi->domain_attr->mr_mode);
+	EXPECT_EQ(FI_AV_MAP, fi->domain_attr->av_type);
+	EXPECT_EQ(FI_COMPLETION, fi->tx_attr->op_flags);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+TEST(rdm_refused)
+{
+	struct fi_info *h, *fi;
+
+#define REFUSE_RDM(stmt) do {						\
+		h = fi_allocinfo();					\
+		h->ep_attr->type = FI_EP_RDM;				\
+		stmt;							\
+		EXPECT_EQ(-FI_ENODATA, match_rdm(FI_VERSION(1, 17), h, &fi)) \
+			TH_LOG("%s", #stmt);				\
+		fi_freeinfo(h);						\
+	} while (0)
+	REFUSE_RDM(h->ep_attr->type = FI_EP_MSG);
+	REFUSE_RDM(h->caps = FI_TAGGED | FI_RMA);
+	REFUSE_RDM(h->caps = FI_ATOMIC);
+	REFUSE_RDM(h->domain_attr->data_progress = FI_PROGRESS_AUTO);
+	REFUSE_RDM(h->domain_attr->av_type = (enum fi_av_type)7);
+	REFUSE_RDM(h->domain_attr->cq_data_size = 8);
+	REFUSE_RDM(h->domain_attr->name = strdup("xnic9"));
+	REFUSE_RDM(h->tx_attr->inject_size = FI_XNIC_RDM_EAGER + 1);
+	REFUSE_RDM(h->tx_attr->iov_limit = 2);
+	REFUSE_RDM(h->rx_attr->op_flags = FI_MULTI_RECV);
+	REFUSE_RDM(h->ep_attr->max_msg_size = (size_t)2 << 30);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fabric_rdm_test - the xnic provider's native FI_EP_RDM endpoint through
+ * libfabric's public API only, in one process: endpoint A on DEVICE_A and
+ * B on DEVICE_B, addresses exchanged with fi_getname/fi_av_insert, then
+ *   - tagged messages, eager (8 B, 4 KiB) and rendezvous (1 MiB), the
+ *     receive posted before and after the message arrived (unexpected),
+ *     data, tag, remote CQ data and source address (fi_cq_readfrom)
+ *     checked; tag ignore bits; FI_MSG beside FI_TAGGED;
+ *   - a message to the endpoint itself (loopback);
+ *   - FI_PEEK with nothing there: FI_ENOMSG; FI_PEEK | FI_CLAIM, then the
+ *     claimed receive;
+ *   - truncation, eager and rendezvous: FI_ETRUNC with olen, the bytes
+ *     that fit placed, the sender's send completes;
+ *   - fi_cancel of a posted receive: FI_ECANCELED;
+ *   - bad input: an fi_addr not in the AV, an address nobody listens on
+ *     (FI_ECONNREFUSED), iov counts over the limit, fi_getinfo for
+ *     FI_EP_RDM with FI_RMA (FI_ENODATA).
+ * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
+ * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#define BIG	(1 << 20)
+#define TMO_MS	15000
+
+#include "fabric_tap.h"
+
+struct side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	char name[64];
+	size_t namelen;
+	fi_addr_t peer, self;	/* in this side's AV */
+	char *tx, *rx;
+};
+
+static struct fi_info *rdm_hints(const char *dev, uint64_t caps)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = caps;
+	h->domain_attr->name = strdup(dev);
+	h->domain_attr->av_type = FI_AV_TABLE;
+	h->fabric_attr->prov_name = strdup("xnic");
+	return h;
+}
+
+static void side_open(struct side *s, const char *dev)
+{
+	struct fi_info *h = rdm_hints(dev, FI_TAGGED | FI_MSG |
+				      FI_DIRECTED_RECV | FI_SOURCE);
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+
+	MUST(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &s->info));
+	fi_freeinfo(h);
+	MUST(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	MUST(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	MUST(fi_cq_open(s->domain, &cqa, &s->cq, NULL));
+	MUST(fi_av_open(s->domain, &ava, &s->av, NULL));
+	MUST(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	MUST(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_ep_bind(s->ep, &s->av->fid, 0));
+	MUST(fi_enable(s->ep));
+	s->namelen = sizeof(s->name);
+	MUST(fi_getname(&s->ep->fid, s->name, &s->namelen));
+	s->tx = malloc(BIG);
+	s->rx = malloc(BIG);
+}
+
+static void side_close(struct side *s)
+{
+	fi_close(&s->ep->fid);
+	fi_close(&s->av->fid);
+	fi_close(&s->cq->fid);
+	fi_close(&s->domain->fid);
+	fi_close(&s->fabric->fid);
+	fi_freeinfo(s->info);
+	free(s->tx);
+	free(s->rx);
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/*
+ * The next completion of @s (progressing @o too: one thread drives both
+ * ends): 1 and @c; -err and @err for an error entry; 0 on timeout.
+ */
+static int next(struct side *s, struct side *o, struct fi_cq_tagged_entry *c,
+		fi_addr_t *src, struct fi_cq_err_entry *err)
+{
+	long long end = now_ms() + TMO_MS;
+
+	while (now_ms() < end) {
+		struct fi_cq_tagged_entry dummy;
+		ssize_t n = fi_cq_readfrom(s->cq, c, 1, src);
+
+		if (n == 1)
+			return 1;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			if (fi_cq_readerr(s->cq, err, 0) != 1)
+				return -FI_EOTHER;
+			return -err->err;
+		}
+		if (o && o != s)	/* progress only: @o's ring keeps it */
+			fi_cq_read(o->cq, &dummy, 0);
+	}
+	return 0;
+}
+
+static void fill(char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (char)(seed * 131 + i * 7);
+}
+
+/* A tagged message of @len bytes from @a to @b; posted first if @early. */
+static void tagged(struct side *a, struct side *b, size_t len, bool early,
+		   const char *what)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	fi_addr_t src = 0;
+	uint64_t tag = 0x5a00000000000000ULL | len;
+	int r1, r2;
+
+	fill(a->tx, len, (unsigned int)len);
+	memset(b->rx, 0, len);
+	if (early)
+		MUST(fi_trecv(b->ep, b->rx, len, NULL, FI_ADDR_UNSPEC, tag, 0,
+			      b));
+	MUST(fi_tsenddata(a->ep, a->tx, len, NULL, 0xC0DE, a->peer, tag, a));
+	if (!early) {
+		/* Let it arrive first: it waits as unexpected. */
+		struct fi_cq_tagged_entry d;
+		long long end = now_ms() + 200;
+
+		while (now_ms() < end)
+			fi_cq_read(b->cq, &d, 0);
+		MUST(fi_trecv(b->ep, b->rx, len, NULL, FI_ADDR_UNSPEC, tag, 0,
+			      b));
+	}
+	r2 = next(b, a, &c, &src, &e);
+	CHECK(r2 == 1 && c.op_context == b && c.len == len && c.tag == tag &&
+	      (c.flags & (FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA)) ==
+	      (FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA) && c.data == 0xC0DE &&
+	      src == b->peer && !memcmp(a->tx, b->rx, len),
+	      "%s: %zu B, data, tag, cq data and source (r %d len %zu src %llu)",
+	      what, len, r2, r2 == 1 ? c.len : 0, (unsigned long long)src);
+	r1 = next(a, b, &c, NULL, &e);
+	CHECK(r1 == 1 && c.op_context == a && (c.flags & FI_SEND),
+	      "%s: %zu B: the send completes (r %d)", what, len, r1);
+}
+
+static void truncated(struct side *a, struct side *b, size_t len)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	int r1, r2;
+
+	fill(a->tx, len, 3);
+	memset(b->rx, 0x55, 64);
+	MUST(fi_trecv(b->ep, b->rx, 10, NULL, FI_ADDR_UNSPEC, 7, 0, b));
+	MUST(fi_tsend(a->ep, a->tx, len, NULL, a->peer, 7, a));
+	r2 = next(b, a, &c, NULL, &e);
+	CHECK(r2 == -FI_ETRUNC && e.op_context == b && e.olen == len - 10 &&
+	      !memcmp(b->rx, a->tx, 10) && b->rx[10] == 0x55,
+	      "%zu B into 10: FI_ETRUNC, olen %zu, 10 bytes placed (r %d olen %zu)",
+	      len, len - 10, r2, e.olen);
+	r1 = next(a, b, &c, NULL, &e);
+	CHECK(r1 == 1 && c.op_context == a,
+	      "%zu B truncated: the sender's send completes (r %d)", len, r1);
+}
+
+static void peek_claim(struct side *a, struct side *b)
+{
+	struct fi_context claim;
+	struct fi_cq_tagged_entry c, d;
+	struct fi_cq_err_entry e;
+	struct iovec iov = { .iov_base = b->rx, .iov_len = 64 };
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+		.tag = 99, .context = &claim,
+	};
+	int r;
+
+	MUST(fi_trecvmsg(b->ep, &m, FI_PEEK));
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == -FI_ENOMSG, "FI_PEEK with nothing there: FI_ENOMSG (r %d)",
+	      r);
+	strcpy(a->tx, "claimed");
+	MUST(fi_tsend(a->ep, a->tx, 8, NULL, a->peer, 99, a));
+	r = next(a, b, &c, NULL, &e);
+	fi_cq_read(b->cq, &d, 0);
+	MUST(fi_trecvmsg(b->ep, &m, FI_PEEK | FI_CLAIM));
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == 1 && c.len == 8 && c.tag == 99 && c.op_context == &claim,
+	      "FI_PEEK | FI_CLAIM finds it: 8 B, tag 99 (r %d)", r);
+	memset(b->rx, 0, 64);
+	MUST(fi_trecvmsg(b->ep, &m, FI_CLAIM));
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == 1 && c.len == 8 && !strcmp(b->rx, "claimed"),
+	      "FI_CLAIM receives the claimed message (r %d)", r);
+}
+
+static void bad_input(struct side *a, struct side *b, const char *dev)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	struct iovec iov[2] = { { a->tx, 8 }, { a->tx + 8, 8 } };
+	struct fi_info *h, *fi = NULL;
+	char nobody[64];
+	fi_addr_t fa;
+	int r;
+
+	CHECK(fi_tsend(a->ep, a->tx, 8, NULL, 999, 1, a) == -FI_EINVAL,
+	      "fi_tsend to an fi_addr not in the AV: -FI_EINVAL");
+	CHECK(fi_tsendv(a->ep, iov, NULL, 2, a->peer, 1, a) == -FI_EINVAL,
+	      "two iovs (iov_limit 1): -FI_EINVAL");
+	/* B's address with another port: nobody listens there. */
+	memcpy(nobody, b->name, b->namelen);
+	nobody[2] ^= 0x11;
+	MUST(fi_av_insert(a->av, nobody, 1, &fa, 0, NULL));
+	r = (int)fi_tsend(a->ep, a->tx, 8, NULL, fa, 1, a);
+	CHECK(r == -FI_ECONNREFUSED,
+	      "send to an address with no endpoint: -FI_ECONNREFUSED (%d)", r);
+	MUST(fi_trecv(b->ep, b->rx, 8, NULL, FI_ADDR_UNSPEC, 1234, 0, b));
+	CHECK(fi_cancel(&b->ep->fid, b) == 0, "fi_cancel of a posted receive");
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == -FI_ECANCELED && e.op_context == b,
+	      "the cancelled receive completes with FI_ECANCELED (r %d)", r);
+	h = rdm_hints(dev, FI_TAGGED | FI_RMA);
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi);
+	CHECK(r == -FI_ENODATA, "fi_getinfo FI_EP_RDM + FI_RMA: -FI_ENODATA (%d)",
+	      r);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	struct side A, B;
+	fi_addr_t src;
+	int r;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DEVICE_A DEVICE_B\n", argv[0]);
+		return 2;
+	}
+	memset(&A, 0, sizeof(A));
+	memset(&B, 0, sizeof(B));
+	side_open(&A, argv[1]);
+	side_open(&B, argv[2]);
+	MUST(fi_av_insert(A.av, B.name, 1, &A.peer, 0, NULL));
+	MUST(fi_av_insert(A.av, A.name, 1, &A.self, 0, NULL));
+	MUST(fi_av_insert(B.av, A.name, 1, &B.peer, 0, NULL));
+	CHECK(A.info->ep_attr->type == FI_EP_RDM && !A.info->domain_attr->mr_mode,
+	      "native FI_EP_RDM, no memory registration needed");
+
+	tagged(&A, &B, 8, true, "eager, posted first");
+	tagged(&A, &B, 4096, false, "eager, unexpected");
+	tagged(&A, &B, BIG, true, "rendezvous, posted first");
+	tagged(&A, &B, BIG, false, "rendezvous, unexpected");
+	tagged(&B, &A, 100, true, "the other way, on the same connection");
+
+	/* Tag ignore bits, and FI_MSG beside FI_TAGGED. */
+	MUST(fi_trecv(B.ep, B.rx, 64, NULL, FI_ADDR_UNSPEC, 0x100, 0xff, &B));
+	MUST(fi_recv(B.ep, B.rx + 64, 64, NULL, FI_ADDR_UNSPEC, &A));
+	strcpy(A.tx, "msg");
+	MUST(fi_send(A.ep, A.tx, 4, NULL, A.peer, NULL));
+	strcpy(A.tx + 8, "tagged");
+	MUST(fi_tinject(A.ep, A.tx + 8, 7, A.peer, 0x1ab));
+	r = next(&B, &A, &c, NULL, &e);
+	CHECK(r == 1 && c.op_context == &A && (c.flags & FI_MSG) &&
+	      !strcmp(B.rx + 64, "msg"), "FI_MSG receive takes the FI_MSG send");
+	r = next(&B, &A, &c, NULL, &e);
+	CHECK(r == 1 && c.op_context == &B && c.tag == 0x1ab &&
+	      !strcmp(B.rx, "tagged"),
+	      "ignore 0xff: tag 0x1ab matches 0x100 (fi_tinject)");
+	next(&A, &B, &c, NULL, &e);	/* fi_send's completion */
+
+	/* Loopback. */
+	MUST(fi_trecv(A.ep, A.rx, 64, NULL, FI_ADDR_UNSPEC, 5, 0, &A));
+	strcpy(A.tx, "self");
+	MUST(fi_tsend(A.ep, A.tx, 5, NULL, A.self, 5, &B));
+	r = next(&A, NULL, &c, &src, &e);
+	if (r == 1 && c.op_context == &B)	/* the send's, first */
+		r = next(&A, NULL, &c, &src, &e);
+	CHECK(r == 1 && c.op_context == &A && !strcmp(A.rx, "self") &&
+	      src == A.self, "a message to itself (loopback)");
+
+	peek_claim(&A, &B);
+	truncated(&A, &B, 100);
+	truncated(&A, &B, BIG);
+	bad_input(&A, &B, argv[1]);
+
+	side_close(&A);
+	side_close(&B);
+	printf("1..%d\n", num);
+	return failed ? 1 : 0;
+}

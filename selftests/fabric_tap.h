@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * fabric_tap.h - TAP output of the libfabric test programs (one process
+ * each): CHECK prints "ok N - ..." or "not ok N - ..." and counts; MUST
+ * bails out when a set-up call returns a negative FI_ errno.
+ */
+#ifndef FABRIC_TAP_H
+#define FABRIC_TAP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <rdma/fi_errno.h>
+
+static int num, failed;
+
+#define CHECK(cond, ...) do {						\
+	num++;								\
+	if (cond) {							\
+		printf("ok %d - ", num);				\
+	} else {							\
+		failed++;						\
+		printf("not ok %d - ", num);				\
+	}								\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+	fflush(stdout);							\
+} while (0)
+
+#define MUST(call) do {							\
+	int _r = (int)(call);						\
+	if (_r < 0) {							\
+		printf("Bail out! %s: %d (%s)\n", #call, _r,		\
+		       fi_strerror(-_r));				\
+		exit(1);						\
+	}								\
+} while (0)
+
+#endif /* FABRIC_TAP_H */
