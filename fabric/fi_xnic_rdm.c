@@ -521,12 +521,12 @@ static int xnic_rdm_close(struct fid *fid)
 		pthread_join(ep->cm_thread, NULL);
 		xnic_cm_unlisten(ep->listener);
 	}
-	/* Requests still in flight hold MRs: flush releases them. */
-	fi_xnic_rdm_flush(ep);
+	/* The QPs go first: then no READ lands in an MR the flush frees. */
 	for (c = ep->conns; c; c = n) {
 		n = c->next;
 		xnic_rdm_conn_free(c);
 	}
+	fi_xnic_rdm_flush(ep);
 	free(ep->tx);
 	for (q = 0; q < 2; q++) {
 		xnic_rdm_free_queue(&ep->posted[q]);
