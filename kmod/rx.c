@@ -113,8 +113,9 @@ static void xnic_rx_cqe(struct xnic_qp *qp, const struct xnic_rx_msg *m,
 }
 
 /*
- * Release the oldest receive WQE (msn rmsn) after its completion; the
- * caller publishes the consumer index.
+ * Release the oldest receive WQE (msn rmsn) once its message is complete;
+ * the caller publishes the consumer index, then posts the CQE from the
+ * copy of the WQE in the message.
  */
 static void xnic_rx_pop(struct xnic_qp *qp)
 {
@@ -129,7 +130,6 @@ static void xnic_rx_pop(struct xnic_qp *qp)
 static void xnic_rx_complete(struct xnic_qp *qp)
 {
 	struct xnic_rx *rx = &xnic_tp(qp)->rx;
-	bool released = false;
 
 	for (;;) {
 		struct xnic_rx_msg *m = xnic_rx_msg(rx, rx->rmsn);
@@ -137,12 +137,15 @@ static void xnic_rx_complete(struct xnic_qp *qp)
 		if (!m->active || !m->end_seen ||
 		    !xnic_psn_before(m->end_psn, rx->win.epsn))
 			break;
-		xnic_rx_cqe(qp, m, &m->wqe, XNIC_WC_SUCCESS);
+		/*
+		 * The RQ entry is given back before its CQE is written: a
+		 * receive posted again as soon as its completion is seen
+		 * finds room (the WQE's copy in @m serves the CQE).
+		 */
 		xnic_rx_pop(qp);
-		released = true;
-	}
-	if (released)
 		xnic_ring_release(&qp->rq);
+		xnic_rx_cqe(qp, m, &m->wqe, XNIC_WC_SUCCESS);
+	}
 }
 
 /**
@@ -203,9 +206,9 @@ static void xnic_rx_fire(struct xnic_qp *qp)
 	struct xnic_rx_msg *m = xnic_rx_msg(rx, rx->rmsn);
 
 	if (rx->err_status && rx->err_msn == rx->rmsn && m->active) {
-		xnic_rx_cqe(qp, m, &m->wqe, rx->err_status);
 		xnic_rx_pop(qp);
 		xnic_ring_release(&qp->rq);
+		xnic_rx_cqe(qp, m, &m->wqe, rx->err_status);
 	}
 	xnic_rx_fatal(qp, rx->err_syndrome, rx->err_psn);
 }

@@ -788,6 +788,47 @@ TEST_F_TIMEOUT(dp, send_with_imm, 120)
 	}
 }
 
+/*
+ * A receive posted again as soon as its completion is polled finds room,
+ * even in a full RQ (verbs: a WQE is retired when its CQE is polled): the
+ * kernel gives the RQ entry back before it writes the CQE. With the CQE
+ * first, a busy poller on the other vCPU saw -EAGAIN now and then (found
+ * by the libfabric RDM endpoint, which keeps its RQs full).
+ */
+TEST_F_TIMEOUT(dp, recv_reposted_at_its_completion, 120)
+{
+	struct xnic_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 8 };
+	struct xnic_sge s = sge_of(&self->a, 0, 8), rs = sge_of(&self->b, 0, 64);
+	unsigned int posted = 0, k, again = 0;
+	struct xnic_cqe c;
+
+	CONN_UP(&self->env, &self->c, 64, &cap);
+	while (!xnic_post_recv(self->c.qp[1], &rs, 1, posted))
+		posted++;
+	ASSERT_LE(8U, posted) TH_LOG("RQ took %u receives", posted);
+	for (k = 0; k < 400; k++) {
+		long long end = xt_now_ms() + XT_WAIT_MS;
+		int n = 0, err;
+
+		ASSERT_EQ(0, xnic_post_send(self->c.qp[0], &s, 1, k,
+					    XNIC_WQE_F_SIGNALED));
+		while (n == 0 && xt_now_ms() < end)	/* busy: no sleep */
+			n = xnic_poll_cq(self->c.cq[1], &c, 1);
+		ASSERT_EQ(1, n) TH_LOG("message %u: no receive completion", k);
+		EXPECT_SUCCESS_CQE(c, XNIC_WC_RECV, c.wr_id, 8,
+				   self->c.qp[1]->qpn);
+		err = xnic_post_recv(self->c.qp[1], &rs, 1, c.wr_id);
+		if (err == -EAGAIN)
+			again++;
+		else
+			ASSERT_EQ(0, err);
+		REAP(self->c.cq[0], &c, XT_WAIT_MS);
+		if (again)
+			break;
+	}
+	EXPECT_EQ(0U, again) TH_LOG("a full RQ refused a receive reposted at its completion (message %u)", k);
+}
+
 TEST_F_TIMEOUT(dp, rnr_send_before_recv, 120)
 {
 	uint64_t rnr0 = 0, rnr1 = 0;
