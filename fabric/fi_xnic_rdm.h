@@ -134,8 +134,8 @@ enum fi_xnic_rdm_conn_state {
  *	connecting) is dropped when its REQ returns
  * @bufs: the bounce buffers of its RQ
  * @nbufs: how many
- * @repost: buffers to post again when the RQ has room (@nrepost): the
- *	kernel frees an RQ entry a little after its CQE is visible
+ * @repost: buffers to post again when the RQ has room (@nrepost), see
+ *	xnic_repost()
  * @nrepost: see @repost
  * @mem: their memory, @mr its registration
  * @mr: see @mem

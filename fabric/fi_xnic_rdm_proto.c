@@ -464,8 +464,9 @@ static void xnic_fin(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 }
 
 /*
- * Give bounce buffer @b back to @c's RQ, or keep it for later: the kernel
- * releases an RQ entry just after the CQE we read (-EAGAIN).
+ * Give bounce buffer @b back to @c's RQ, or keep it for later when the RQ
+ * is full (-EAGAIN: modules before 9d06734 gave an RQ entry back only
+ * after its CQE was visible).
  */
 static void xnic_repost(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 			struct fi_xnic_rdm_rxbuf *b)
