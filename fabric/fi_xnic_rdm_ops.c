@@ -74,7 +74,7 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 	}
 	if (XNIC_HDR + len <= c->qp->max_inline) {
 		err = fi_xnic_rdm_send_inline(c, &h, sizeof(h), buf, len,
-				       (uintptr_t)r);
+					      (uintptr_t)r);
 	} else if (len <= FI_XNIC_RDM_EAGER) {
 		struct xnic_sge sg;
 		char *tb;
@@ -109,7 +109,8 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 			.id = r->id,
 		};
 		/* Unsignaled: the FIN completes it (or the QP's failure). */
-		err = fi_xnic_rdm_send_inline(c, &h, sizeof(h), &rts, sizeof(rts), 0);
+		err = fi_xnic_rdm_send_inline(c, &h, sizeof(h), &rts,
+					      sizeof(rts), 0);
 	}
 	if (!err && r)
 		fi_xnic_rdm_inflight_add(ep, r);

@@ -310,8 +310,9 @@ static void xnic_pend_run(struct fi_xnic_rdm_ep *ep)
 				fi_xnic_rdm_queue_del(&c->pend, NULL, r);
 				xnic_inflight_del(ep, r);
 				if (r->type == FI_XNIC_RDM_REQ_READ)
-					fi_xnic_rdm_complete(ep, r, FI_ECONNRESET, 0,
-						      0);
+					fi_xnic_rdm_complete(ep, r,
+							     FI_ECONNRESET,
+							     0, 0);
 				fi_xnic_rdm_req_free(ep, r);
 			}
 			ep->npend--;
@@ -378,7 +379,7 @@ static struct fi_xnic_rdm_req *xnic_take_posted(struct fi_xnic_rdm_queue *q,
 }
 
 fi_addr_t fi_xnic_rdm_src(struct fi_xnic_rdm_ep *ep,
-			       struct fi_xnic_rdm_conn *c)
+			  struct fi_xnic_rdm_conn *c)
 {
 	if (!c)
 		return fi_xnic_av_find(ep->av, fi_xnic_addr_node(&ep->addr),
@@ -614,7 +615,7 @@ static void xnic_cqe(struct fi_xnic_rdm_ep *ep, const struct xnic_cqe *e)
 	xnic_inflight_del(ep, r);
 	if (e->status != XNIC_WC_SUCCESS)
 		fi_xnic_rdm_complete(ep, r, xnic_status_err(e->status),
-			      (int)e->status, 0);
+				     (int)e->status, 0);
 	else
 		fi_xnic_rdm_complete(ep, r, 0, 0, 0);
 	fi_xnic_rdm_req_free(ep, r);
