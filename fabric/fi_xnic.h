@@ -210,6 +210,7 @@ struct fi_xnic_pep {
 
 int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
+int fi_xnic_timeout_ms(void);
 int fi_xnic_listen(struct xnic_ctx *ctx, struct fi_xnic_addr *addr,
 		   struct xnic_cm_listener **lp);
 

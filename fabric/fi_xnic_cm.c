@@ -22,7 +22,8 @@
 
 #include "fi_xnic.h"
 
-static int xnic_timeout_ms(void)
+/* The provider's timeout_ms parameter (FI_XNIC_TIMEOUT_MS), ms. */
+int fi_xnic_timeout_ms(void)
 {
 	int t = 0;
 
@@ -104,7 +105,7 @@ static void *xnic_connect_thread(void *arg)
 	err = xnic_cm_connect(ep->domain->ctx, ep->qp,
 			      fi_xnic_addr_node(&ep->peer),
 			      fi_xnic_addr_sid(&ep->peer), ep->cm_data,
-			      ep->cm_len, xnic_timeout_ms(), &rep);
+			      ep->cm_len, fi_xnic_timeout_ms(), &rep);
 	if (!err)
 		xnic_put_connected(ep, rep.private_data, rep.private_len);
 	else
@@ -121,7 +122,7 @@ static void *xnic_accept_thread(void *arg)
 
 	pthread_mutex_lock(&cr->pep->lock);
 	err = xnic_cm_accept(&cr->req, ep->qp, ep->cm_data, ep->cm_len,
-			     xnic_timeout_ms());
+			     fi_xnic_timeout_ms());
 	pthread_mutex_unlock(&cr->pep->lock);
 	if (!err)
 		xnic_put_connected(ep, NULL, 0);

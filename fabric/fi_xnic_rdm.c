@@ -13,16 +13,6 @@
 
 #include "fi_xnic_rdm.h"
 
-static int xnic_rdm_timeout_ms(void)
-{
-	int t = 0;
-
-	if (fi_param_get_int(&fi_xnic_prov, "timeout_ms", &t) || t <= 0 ||
-	    t > 110000)
-		t = FI_XNIC_DEF_TIMEOUT_MS;
-	return t;
-}
-
 /* ---------------------------- connections --------------------------- */
 
 /* Whether this endpoint's address is below (@node, @port). */
@@ -228,7 +218,8 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 	if (err)
 		xnic_cm_reject(req, NULL, 0);
 	else
-		err = xnic_cm_accept(req, c->qp, NULL, 0, xnic_rdm_timeout_ms());
+		err = xnic_cm_accept(req, c->qp, NULL, 0,
+				     fi_xnic_timeout_ms());
 	if (err)
 		XNIC_WARN(FI_LOG_EP_CTRL, "accept node %u: %s\n",
 			  req->remote_node, xnic_strerror(err));
@@ -278,7 +269,7 @@ static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 	if (!err)
 		err = xnic_cm_connect(ep->domain->ctx, c->qp, c->node,
 				      fi_xnic_addr_sid(a), &cr, sizeof(cr),
-				      xnic_rdm_timeout_ms(), &rep);
+				      fi_xnic_timeout_ms(), &rep);
 	pthread_mutex_lock(&ep->lock);
 	if (err == -ECONNREFUSED && rep.private_len >= sizeof(why))
 		memcpy(&why, rep.private_data, sizeof(why));
@@ -352,7 +343,7 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 		ep->ntx = n;
 	}
 	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += xnic_rdm_timeout_ms() / 1000 + 1;
+	end.tv_sec += fi_xnic_timeout_ms() / 1000 + 1;
 	for (;;) {
 		c = xnic_rdm_find(ep, fi_xnic_addr_node(&a),
 				  fi_xnic_addr_port(&a));
