@@ -47,6 +47,8 @@
 #define FI_XNIC_PS		0x013FULL	/* service id prefix (RDMA_PS_IB) */
 #define FI_XNIC_CM_DATA_MAX	XNIC_CM_PRIVATE_MAX
 #define FI_XNIC_DEF_TIMEOUT_MS	10000		/* connect, accept */
+#define FI_XNIC_MR_CACHE_COUNT	1024		/* mr_cache_max_count */
+#define FI_XNIC_MR_CACHE_SIZE	(512UL << 20)	/* mr_cache_max_size */
 /*
  * fi_getinfo flag libfabric gives when a utility provider asks for core
  * providers to layer on (libfabric's internal OFI_CORE_PROV_ONLY, stable
@@ -58,6 +60,7 @@ extern struct fi_provider fi_xnic_prov;
 
 #define XNIC_WARN(subsys, ...) FI_WARN(&fi_xnic_prov, subsys, __VA_ARGS__)
 #define XNIC_DBG(subsys, ...) FI_DBG(&fi_xnic_prov, subsys, __VA_ARGS__)
+#define XNIC_INFO(subsys, ...) FI_INFO(&fi_xnic_prov, subsys, __VA_ARGS__)
 
 /* An xnic endpoint address (see above). */
 #define fi_xnic_addr sockaddr_in6
@@ -111,6 +114,7 @@ struct fi_xnic_domain {
 	bool async_running;
 	int stop_fd;			/* eventfd that stops the thread */
 	int refs;			/* CQs, MRs, EPs */
+	struct xnic_mr_cache *mr_cache;	/* the RDM rendezvous's MRs */
 };
 
 int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,

@@ -194,6 +194,7 @@ static int xnic_domain_close(struct fid *fid)
 {
 	struct fi_xnic_domain *d = container_of(fid, struct fi_xnic_domain,
 						domain_fid.fid);
+	struct xnic_mr_cache_stats st;
 	uint64_t one = 1;
 
 	if (__atomic_load_n(&d->refs, __ATOMIC_RELAXED))
@@ -203,11 +204,36 @@ static int xnic_domain_close(struct fid *fid)
 			pthread_join(d->async_thread, NULL);
 	}
 	close(d->stop_fd);
+	xnic_mr_cache_stats(d->mr_cache, &st);
+	XNIC_INFO(FI_LOG_MR, "%s: MR cache: %llu hits, %llu misses (%llu not "
+		  "kept), %llu dropped as unmapped, %llu evicted\n", d->lim.name,
+		  (unsigned long long)st.hits, (unsigned long long)st.misses,
+		  (unsigned long long)st.uncached,
+		  (unsigned long long)st.stale,
+		  (unsigned long long)st.evicted);
+	xnic_mr_cache_destroy(d->mr_cache);
 	xnic_dealloc_pd(d->pd);
 	xnic_close(d->ctx);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 	return 0;
+}
+
+/*
+ * The registration cache of the RDM endpoints' rendezvous buffers (MRs of
+ * the kernel-watched kind, see xnic_mr_cache_create()); its limits are the
+ * mr_cache_max_count and mr_cache_max_size parameters.
+ */
+static int xnic_domain_mr_cache(struct fi_xnic_domain *d)
+{
+	size_t count = FI_XNIC_MR_CACHE_COUNT, size = FI_XNIC_MR_CACHE_SIZE;
+
+	fi_param_get_size_t(&fi_xnic_prov, "mr_cache_max_count", &count);
+	fi_param_get_size_t(&fi_xnic_prov, "mr_cache_max_size", &size);
+	if (count > XNIC_MR_WATCH_SLOTS)
+		count = XNIC_MR_WATCH_SLOTS;
+	return xnic_mr_cache_create(d->pd, (unsigned int)count, size,
+				    &d->mr_cache);
 }
 
 static struct fi_ops xnic_domain_fi_ops = {
@@ -274,6 +300,11 @@ int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	err = xnic_alloc_pd(d->ctx, &d->pd);
 	if (err)
 		goto err_close;
+	err = xnic_domain_mr_cache(d);
+	if (err) {
+		xnic_dealloc_pd(d->pd);
+		goto err_close;
+	}
 	snprintf(d->lim.name, sizeof(d->lim.name), "%s", info->domain_attr->name);
 	d->lim.attr = *xnic_ctx_info(d->ctx);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -295,6 +326,7 @@ int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 err_pd:
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
+	xnic_mr_cache_destroy(d->mr_cache);
 	xnic_dealloc_pd(d->pd);
 err_close:
 	xnic_close(d->ctx);

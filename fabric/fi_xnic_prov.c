@@ -282,5 +282,11 @@ FI_EXT_INI
 			"over FI_EP_RDM (default: no, FI_EP_RDM is xnic's own)");
 	fi_param_define(&fi_xnic_prov, "timeout_ms", FI_PARAM_INT,
 			"connect and accept timeout, ms (default: 10000)");
+	fi_param_define(&fi_xnic_prov, "mr_cache_max_count", FI_PARAM_SIZE_T,
+			"FI_EP_RDM: buffers of large messages kept registered "
+			"for reuse, at most (default: 1024; 0: no cache)");
+	fi_param_define(&fi_xnic_prov, "mr_cache_max_size", FI_PARAM_SIZE_T,
+			"FI_EP_RDM: bytes kept registered for reuse, at most "
+			"(default: 536870912)");
 	return &fi_xnic_prov;
 }

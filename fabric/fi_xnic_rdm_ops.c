@@ -94,9 +94,9 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 	} else {
 		struct fi_xnic_rdm_rts rts;
 
-		/* The peer READs the buffer: registered for this send. */
-		err = xnic_reg_mr(ep->domain->pd, (void *)buf, len,
-				  XNIC_ACCESS_REMOTE_READ, &r->mr);
+		/* The peer READs the buffer, registered (or cached). */
+		err = xnic_mr_cache_get(ep->domain->mr_cache, (void *)buf, len,
+					XNIC_ACCESS_REMOTE_READ, &r->mr);
 		if (err)
 			goto out;
 		r->type = FI_XNIC_RDM_REQ_RTS;

@@ -52,7 +52,7 @@ static void xnic_inflight_del(struct fi_xnic_rdm_ep *ep,
 void fi_xnic_rdm_req_free(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r)
 {
 	if (r->mr)
-		xnic_dereg_mr(r->mr);
+		xnic_mr_cache_put(ep->domain->mr_cache, r->mr);
 	if (r->txbuf >= 0)
 		ep->txfree[ep->ntxfree++] = r->txbuf;
 	free(r->payload);
@@ -261,8 +261,8 @@ static void xnic_start_read(struct fi_xnic_rdm_ep *ep,
 	if (c->dead)
 		err = -ECONNRESET;
 	if (!err)
-		err = xnic_reg_mr(ep->domain->pd, r->buf, n,
-				  XNIC_ACCESS_LOCAL_WRITE, &r->mr);
+		err = xnic_mr_cache_get(ep->domain->mr_cache, r->buf, n,
+					XNIC_ACCESS_LOCAL_WRITE, &r->mr);
 	if (!err) {
 		err = c->pend.head ? -EAGAIN : xnic_post_read_req(r);
 		if (err == -EAGAIN) {

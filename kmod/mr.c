@@ -69,13 +69,13 @@ static int xnic_mr_pages(struct xnic_mr *mr)
  * @virt_addr: the address the region is known by (iova); ib_uverbs has
  *	checked that it has the same offset in its page as @start
  * @access: IB_ACCESS_* flags
- * @udata: driver data (none defined; input must be zero)
+ * @udata: driver data: empty or struct xnic_reg_mr_req (mr_watch.c)
  *
  * Context: process context, may sleep.
  * Return: the MR, or ERR_PTR(-EOPNOTSUPP) for unsupported access flags
  * (memory windows, on-demand paging, zero-based MRs),
- * -EINVAL for a bad range or non-zero udata, -ENOMEM when the key table is
- * full, or ib_umem_get()'s error.
+ * -EINVAL for a bad range, -ENOMEM when the key table is full,
+ * xnic_mr_watch_start()'s error for bad driver input, or ib_umem_get()'s.
  */
 struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
@@ -89,8 +89,6 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (!udata)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return ERR_PTR(-EINVAL);
 	if (access & ~XNIC_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!length || check_add_overflow(virt_addr, length, &end) ||
@@ -100,11 +98,14 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), XNIC_GFP_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	err = xnic_mr_watch_start(mr, udata, start, length);
+	if (err)
+		goto err_free;
 
 	mr->umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
-		goto err_free;
+		goto err_watch;
 	}
 	err = xnic_mr_pages(mr);
 	if (err)
@@ -142,6 +143,8 @@ err_pages:
 	kvfree(mr->pages);
 err_umem:
 	ib_umem_release(mr->umem);
+err_watch:
+	xnic_mr_watch_stop(mr);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -168,6 +171,7 @@ int xnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		ibdev_warn(&xdev->ibdev, "MR %#x: still in use by the engine\n",
 			   mr->key);
 
+	xnic_mr_watch_stop(mr);
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kfree_rcu(mr, rcu);

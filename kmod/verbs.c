@@ -96,6 +96,7 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.sq_wqe_size = sizeof(struct xnic_sq_wqe);
 	resp.rq_wqe_size = sizeof(struct xnic_rq_wqe);
 	resp.cqe_size = sizeof(struct xnic_cqe);
+	resp.caps = XNIC_CAP_MR_WATCH;
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (err) {
 		/* The entry owns the page now and frees it. */

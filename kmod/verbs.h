@@ -12,6 +12,7 @@
 #define XNIC_VERBS_H
 
 #include <linux/completion.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
@@ -99,6 +100,8 @@ struct xnic_pd {
  * @ref: one for the table, one per engine user
  * @released: completed when @ref drops to zero
  * @rcu: deferred free: xnic_mr_get() looks keys up under RCU
+ * @watch: with @stale: the mmu interval notifier on the range (mr_watch.c)
+ * @stale: the context page's mr_stale byte of the MR's watch slot, or NULL
  */
 struct xnic_mr {
 	struct ib_mr ibmr;
@@ -114,6 +117,8 @@ struct xnic_mr {
 	refcount_t ref;
 	struct completion released;
 	struct rcu_head rcu;
+	struct mmu_interval_notifier watch;
+	u8 *stale;
 };
 
 /**
@@ -279,6 +284,9 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
 int xnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int xnic_mr_watch_start(struct xnic_mr *mr, struct ib_udata *udata,
+			u64 start, u64 length);
+void xnic_mr_watch_stop(struct xnic_mr *mr);
 int xnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
 int xnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);

@@ -74,6 +74,7 @@ static int xnic_get_context(struct xnic_ctx *ctx)
 	/* The device's max_cqe (QUERY_DEVICE) is the same constant. */
 	ctx->attr.max_cqe = XNIC_MAX_CQE;
 	ctx->attr.num_comp_vectors = resp.num_comp_vectors;
+	ctx->caps = drv.caps;
 	return 0;
 }
 

@@ -55,8 +55,10 @@ int xnic_dealloc_pd(struct xnic_pd *pd)
 	return err;
 }
 
-int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
-		unsigned int access, struct xnic_mr **mrp)
+/* REG_MR with driver input @drv (NULL: none) of @drv_len bytes. */
+static int xnic_reg_mr_drv(struct xnic_pd *pd, void *addr, size_t length,
+			   unsigned int access, const void *drv,
+			   size_t drv_len, struct xnic_mr **mrp)
 {
 	struct xnic_ctx *ctx = pd->ctx;
 	struct ib_uverbs_reg_mr req = { 0 };
@@ -80,7 +82,7 @@ int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
 	req.pd_handle = pd->handle;
 	req.access_flags = access;
 	err = xnic_cmd(ctx->fd, IB_USER_VERBS_CMD_REG_MR, &req, sizeof(req),
-		       NULL, 0, &resp, sizeof(resp), NULL, 0);
+		       drv, drv_len, &resp, sizeof(resp), NULL, 0);
 	if (err) {
 		free(mr);
 		return err;
@@ -98,6 +100,29 @@ int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
 	pthread_mutex_unlock(&ctx->lock);
 	*mrp = mr;
 	return 0;
+}
+
+int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
+		unsigned int access, struct xnic_mr **mrp)
+{
+	return xnic_reg_mr_drv(pd, addr, length, access, NULL, 0, mrp);
+}
+
+/*
+ * Register with the kernel watching the range: byte @slot of the context
+ * page's mr_stale turns 1 when its mapping changes (XNIC_CAP_MR_WATCH).
+ */
+int xnic_reg_mr_watched(struct xnic_pd *pd, void *addr, size_t length,
+			unsigned int access, unsigned int slot,
+			struct xnic_mr **mrp)
+{
+	struct xnic_reg_mr_req drv = {
+		.comp_mask = XNIC_REG_MR_REQ_WATCH,
+		.watch_slot = slot,
+	};
+
+	return xnic_reg_mr_drv(pd, addr, length, access, &drv, sizeof(drv),
+			       mrp);
 }
 
 int xnic_dereg_mr(struct xnic_mr *mr)

@@ -63,6 +63,8 @@ struct xnic_pd {
  * @mrs: list of MRs
  * @cqs: list of CQs
  * @qps: list of QPs
+ * @caps: XNIC_CAP_* of the module (GET_CONTEXT)
+ * @watch_used: bit s set: mr_stale slot s is taken (@lock; mr_cache.c)
  */
 struct xnic_ctx {
 	int fd;
@@ -76,6 +78,8 @@ struct xnic_ctx {
 	struct xnic_mr *mrs;
 	struct xnic_cq *cqs;
 	struct xnic_qp *qps;
+	uint32_t caps;
+	uint64_t watch_used[XNIC_MR_WATCH_SLOTS / 64];
 };
 
 /*
@@ -99,6 +103,11 @@ struct xnic_ctx {
 		(obj)->next->prev = (obj)->prev;	\
 	(obj)->prev = (obj)->next = NULL;		\
 } while (0)
+
+/* pd.c */
+int xnic_reg_mr_watched(struct xnic_pd *pd, void *addr, size_t length,
+			unsigned int access, unsigned int slot,
+			struct xnic_mr **mrp);
 
 /* cmd.c */
 int xnic_cmd(int fd, uint32_t command, void *req, size_t req_len,

@@ -390,6 +390,89 @@ int xnic_reg_mr(struct xnic_pd *pd, void *addr, size_t length,
 int xnic_dereg_mr(struct xnic_mr *mr);
 
 /**
+ * struct xnic_mr_cache_stats - what a registration cache did
+ * @hits: gets answered with a cached MR
+ * @misses: gets that registered
+ * @uncached: misses whose MR the cache could not keep (every entry in
+ *	use, the MR larger than the cache, or no XNIC_CAP_MR_WATCH)
+ * @stale: cached MRs dropped because the mapping of their range changed
+ * @evicted: cached MRs dropped to make room (least recently used first)
+ * @entries: MRs cached now
+ * @bytes: bytes they register
+ */
+struct xnic_mr_cache_stats {
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t uncached;
+	uint64_t stale;
+	uint64_t evicted;
+	uint64_t entries;
+	uint64_t bytes;
+};
+
+struct xnic_mr_cache;
+
+/**
+ * xnic_mr_cache_create() - a registration cache for one PD
+ * @pd: the PD of its MRs
+ * @max_entries: MRs it keeps registered at most (at most
+ *	XNIC_MR_WATCH_SLOTS, shared by all caches of a context; 0: none)
+ * @max_bytes: bytes they may pin at most
+ * @cachep: the cache on success
+ *
+ * MRs stay registered after xnic_mr_cache_put() and are handed out again
+ * by xnic_mr_cache_get() for memory they cover, until the mapping of their
+ * range changes (munmap, mremap, madvise(MADV_DONTNEED), mprotect, fork):
+ * the kernel watches each cached range (XNIC_REG_MR_REQ_WATCH,
+ * uapi/xnic-abi.h) and a changed one is never reused. A module without
+ * XNIC_CAP_MR_WATCH gets a cache that keeps nothing. Cached MRs with
+ * XNIC_ACCESS_REMOTE_* stay open to the peers that learnt their rkey while
+ * cached: cache only what may stay exposed. Not async-signal-safe; callable
+ * from any thread.
+ *
+ * Return: 0; -EINVAL when @max_entries is too large; -ENOMEM.
+ */
+int xnic_mr_cache_create(struct xnic_pd *pd, unsigned int max_entries,
+			 size_t max_bytes, struct xnic_mr_cache **cachep);
+
+/**
+ * xnic_mr_cache_get() - an MR covering memory, cached or new
+ * @cache: the cache
+ * @addr: first byte
+ * @length: bytes (> 0)
+ * @access: XNIC_ACCESS_* the MR needs (a cached MR may grant more)
+ * @mrp: the MR on success, to be given back with xnic_mr_cache_put(); its
+ *	addr and length may cover more than asked
+ *
+ * Return: 0; -EINVAL; xnic_reg_mr()'s errors.
+ */
+int xnic_mr_cache_get(struct xnic_mr_cache *cache, void *addr,
+		      size_t length, unsigned int access,
+		      struct xnic_mr **mrp);
+
+/**
+ * xnic_mr_cache_put() - give back an MR of xnic_mr_cache_get()
+ * @cache: the cache it came from
+ * @mr: the MR; the cache keeps it or deregisters it
+ */
+void xnic_mr_cache_put(struct xnic_mr_cache *cache, struct xnic_mr *mr);
+
+/**
+ * xnic_mr_cache_stats() - read a cache's counters
+ * @cache: the cache
+ * @stats: filled in
+ */
+void xnic_mr_cache_stats(struct xnic_mr_cache *cache,
+			 struct xnic_mr_cache_stats *stats);
+
+/**
+ * xnic_mr_cache_destroy() - deregister every cached MR and free the cache
+ * @cache: the cache (before xnic_close() of its context)
+ * Return: 0; -EBUSY while an MR of it has not been put (the cache stays).
+ */
+int xnic_mr_cache_destroy(struct xnic_mr_cache *cache);
+
+/**
  * xnic_create_cq() - create a completion queue
  * @ctx: context
  * @entries: completions the CQ must hold, 1..max_cqe (XNIC_MAX_CQE, the

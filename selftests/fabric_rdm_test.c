@@ -19,10 +19,12 @@
  * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -263,6 +265,46 @@ static void bad_input(struct side *a, struct side *b, const char *dev)
 	fi_freeinfo(h);
 }
 
+/*
+ * Rendezvous buffers stay registered in the provider's cache between
+ * messages: after both buffers were replaced by new memory at the same
+ * addresses, the bytes moved must be the new ones.
+ */
+static void remapped(struct side *a, struct side *b)
+{
+	static const char *const what[] = { "new", "remapped", "reused" };
+	const int prot = PROT_READ | PROT_WRITE;
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	char *tx, *rx;
+	int round, r1, r2;
+
+	tx = mmap(NULL, BIG, prot, flags, -1, 0);
+	rx = mmap(NULL, BIG, prot, flags, -1, 0);
+	for (round = 0; round < 3; round++) {
+		if (tx == MAP_FAILED || rx == MAP_FAILED) {
+			printf("Bail out! mmap: %s\n", strerror(errno));
+			exit(1);
+		}
+		fill(tx, BIG, 40 + round);
+		memset(rx, 0, BIG);
+		MUST(fi_trecv(b->ep, rx, BIG, NULL, FI_ADDR_UNSPEC, 9, 0, b));
+		MUST(fi_tsend(a->ep, tx, BIG, NULL, a->peer, 9, a));
+		r2 = next(b, a, &c, NULL, &e);
+		r1 = next(a, b, &c, NULL, &e);
+		CHECK(r1 == 1 && r2 == 1 && !memcmp(tx, rx, BIG),
+		      "rendezvous from and into %s memory: its bytes land "
+		      "(r %d %d)", what[round], r1, r2);
+		if (round == 0) {	/* new pages at the same addresses */
+			tx = mmap(tx, BIG, prot, flags | MAP_FIXED, -1, 0);
+			rx = mmap(rx, BIG, prot, flags | MAP_FIXED, -1, 0);
+		}
+	}
+	munmap(tx, BIG);
+	munmap(rx, BIG);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_cq_tagged_entry c;
@@ -320,6 +362,7 @@ int main(int argc, char **argv)
 	peek_claim(&A, &B);
 	truncated(&A, &B, 100);
 	truncated(&A, &B, BIG);
+	remapped(&A, &B);
 	bad_input(&A, &B, argv[1]);
 
 	side_close(&A);

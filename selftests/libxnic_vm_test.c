@@ -4,7 +4,8 @@
  * path (every uverbs command the library sends, the errors it returns,
  * closing with objects alive) and the datapath between two xnic devices
  * on a veth pair (RDMA WRITE, READ, SEND with and without immediate data,
- * batches with one doorbell, blocking waits, error completions, flushes).
+ * batches with one doorbell, blocking waits, error completions, flushes)
+ * and the registration cache (MRs reused, never after their range changed).
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded. Each
  * test gets a veth pair and two xnic devices of its own; the teardown
@@ -598,6 +599,129 @@ TEST_F(pair, cq_wait_wakes_on_completion)
 	EXPECT_GT(WAIT_MS, xt_now_ms() - t0);
 	ASSERT_EQ(0, reap_one(self->b.cq, &c));
 	EXPECT_EQ(XNIC_WC_RECV, c.opcode);
+}
+
+/* ------------------------------------------------- registration cache -- */
+
+/* libxnic's own (priv.h): REG_MR asking the kernel to watch the range. */
+int xnic_reg_mr_watched(struct xnic_pd *pd, void *addr, size_t length,
+			unsigned int access, unsigned int slot,
+			struct xnic_mr **mrp);
+
+/* WRITE @len bytes at @p (MR @mr) to the start of B's buffer; 0 or -errno. */
+static int write_from(struct side *a, struct side *b, void *p,
+		      struct xnic_mr *mr, uint32_t len)
+{
+	struct xnic_sge sge = {
+		.addr = (uintptr_t)p, .length = len, .lkey = mr->lkey,
+	};
+	struct xnic_cqe c;
+	int err;
+
+	memset(b->buf, 0, len);
+	err = xnic_post_write(a->qp, &sge, 1, (uintptr_t)b->buf, b->mr->rkey,
+			      1, XNIC_WQE_F_SIGNALED);
+	if (!err)
+		err = reap_one(a->cq, &c);
+	return err ? err : c.status == XNIC_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * A cached MR is handed out again for memory it covers, never after the
+ * range was unmapped and mapped anew or emptied by MADV_DONTNEED: the
+ * bytes that land are what the address holds now.
+ */
+TEST_F(pair, mr_cache_reuses_and_sees_remaps)
+{
+	const size_t len = 65536;
+	struct xnic_mr_cache_stats st;
+	struct xnic_mr_cache *cache;
+	struct xnic_mr *m1, *m2;
+	uint8_t *p, *q;
+
+	ASSERT_EQ(0, connect_pair(&self->a, &self->b));
+	ASSERT_EQ(0, xnic_mr_cache_create(self->a.pd, 8, 1 << 24, &cache));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	fill(p, len, 1);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p, len, XNIC_ACCESS_LOCAL_WRITE,
+				       &m1));
+	xnic_mr_cache_put(cache, m1);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p + 4096, 4096, 0, &m2));
+	EXPECT_EQ(m1, m2);		/* covered: the same MR */
+	ASSERT_EQ(0, write_from(&self->a, &self->b, p + 4096, m2, 4096));
+	EXPECT_EQ(0, memcmp(self->b.buf, p + 4096, 4096));
+	EXPECT_EQ(-EBUSY, xnic_mr_cache_destroy(cache));
+	xnic_mr_cache_put(cache, m2);
+
+	/* Unmapped, then new memory at the same address. */
+	ASSERT_EQ(0, munmap(p, len));
+	q = mmap(p, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(p, q);
+	fill(p, len, 2);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p, len, 0, &m1));
+	ASSERT_EQ(0, write_from(&self->a, &self->b, p, m1, len));
+	EXPECT_EQ(0, memcmp(self->b.buf, p, len));
+	xnic_mr_cache_put(cache, m1);
+
+	/* Emptied in place: the next touch maps fresh pages. */
+	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
+	fill(p, len, 3);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p, len, 0, &m1));
+	ASSERT_EQ(0, write_from(&self->a, &self->b, p, m1, len));
+	EXPECT_EQ(0, memcmp(self->b.buf, p, len));
+	xnic_mr_cache_put(cache, m1);
+
+	xnic_mr_cache_stats(cache, &st);
+	EXPECT_EQ(1, st.hits);
+	EXPECT_EQ(3, st.misses);
+	EXPECT_EQ(2, st.stale);
+	EXPECT_EQ(1, st.entries);
+	EXPECT_EQ(0, xnic_mr_cache_destroy(cache));
+	munmap(p, len);
+}
+
+/* Limits: least recently used entries go first; what cannot fit is not kept. */
+TEST_F(pair, mr_cache_limits)
+{
+	struct xnic_mr_cache_stats st;
+	struct xnic_mr_cache *cache;
+	struct xnic_mr *m[3], *big;
+	int i;
+
+	ASSERT_EQ(0, connect_pair(&self->a, &self->b));
+	EXPECT_EQ(-EINVAL, xnic_mr_cache_create(self->a.pd,
+						XNIC_MR_WATCH_SLOTS + 1, 1,
+						&cache));
+	ASSERT_EQ(0, xnic_mr_cache_create(self->a.pd, 2, 65536, &cache));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, xnic_mr_cache_get(cache, self->a.buf + i * 8192,
+					       4096, 0, &m[i]));
+		xnic_mr_cache_put(cache, m[i]);
+	}
+	/* Buffer 0 was the least recently used: evicted, a miss again. */
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, self->a.buf, 4096, 0, &m[0]));
+	xnic_mr_cache_put(cache, m[0]);
+	/* Larger than the cache: registered, moves data, not kept. */
+	fill(self->a.buf, BUF_SIZE, 4);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, self->a.buf, 131072, 0, &big));
+	ASSERT_EQ(0, write_from(&self->a, &self->b, self->a.buf, big, 131072));
+	EXPECT_EQ(0, memcmp(self->b.buf, self->a.buf, 131072));
+	xnic_mr_cache_put(cache, big);
+	xnic_mr_cache_stats(cache, &st);
+	EXPECT_EQ(0, st.hits);
+	EXPECT_EQ(5, st.misses);
+	EXPECT_EQ(1, st.uncached);
+	EXPECT_EQ(2, st.evicted);
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(8192, st.bytes);
+	EXPECT_EQ(0, xnic_mr_cache_destroy(cache));
+
+	/* The kernel checks the watch slot. */
+	EXPECT_EQ(-EINVAL, xnic_reg_mr_watched(self->a.pd, self->a.buf, 4096,
+					       0, XNIC_MR_WATCH_SLOTS, &big));
 }
 
 TEST_HARNESS_MAIN

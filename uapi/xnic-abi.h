@@ -16,7 +16,7 @@
  * Objects mapped into the process (each with mmap(2) of the key and size
  * returned by the command that created it; MAP_SHARED, exact size):
  *   - per ucontext: one context page (struct xnic_ctx_page): the engine's
- *     NEED_WAKEUP flag and the doorbell bitmap;
+ *     NEED_WAKEUP flag, the doorbell bitmap and the MR watch bytes;
  *   - per CQ: one ring of struct xnic_cqe      (kernel produces, user consumes)
  *   - per QP: one SQ ring of struct xnic_sq_wqe (user produces, kernel consumes)
  *             one RQ ring of struct xnic_rq_wqe (user produces, kernel consumes)
@@ -68,6 +68,7 @@
 #define XNIC_MAX_QP_WR		4096	/* SQ or RQ entries */
 #define XNIC_MAX_CQE		65536	/* CQ entries (device max_cqe) */
 #define XNIC_DB_WORDS		64	/* doorbell bitmap: 64 x 64 QP slots */
+#define XNIC_MR_WATCH_SLOTS	2048	/* xnic_ctx_page.mr_stale bytes */
 #define XNIC_MAX_QP_PER_CTX	(XNIC_DB_WORDS * 64)
 
 /* ------------------------------ rings ------------------------------- */
@@ -281,6 +282,13 @@ struct xnic_cqe {
  * @db_summary: bit w set: db_bits[w] may have bits set (rule D1/D2)
  * @pad1: keeps @db_summary on its own cache line
  * @db_bits: bit (i % 64) of word (i / 64): QP with db_index i was rung
+ * @mr_stale: byte s belongs to the MRs registered with watch slot s
+ *	(struct xnic_reg_mr_req): the kernel sets it to 0 before it pins
+ *	their pages and to 1 when the mapping of any page of their range
+ *	changes after that (munmap, mremap, madvise(MADV_DONTNEED), mprotect,
+ *	fork's copy-on-write, exit): from then on the address range may hold
+ *	memory the MR does not pin. A registration cache reads it before it
+ *	reuses an MR (libxnic's xnic_mr_cache). Only with XNIC_CAP_MR_WATCH.
  */
 struct xnic_ctx_page {
 	__u32 engine_flags;
@@ -288,6 +296,7 @@ struct xnic_ctx_page {
 	__u64 db_summary;
 	__u64 pad1[7];
 	__u64 db_bits[XNIC_DB_WORDS];
+	__u8 mr_stale[XNIC_MR_WATCH_SLOTS];
 };
 
 /* ------------------------------ udata ------------------------------- */
@@ -305,6 +314,7 @@ struct xnic_ctx_page {
  * @sq_wqe_size: sizeof(struct xnic_sq_wqe)
  * @rq_wqe_size: sizeof(struct xnic_rq_wqe)
  * @cqe_size: sizeof(struct xnic_cqe)
+ * @caps: XNIC_CAP_* (zero from modules older than the field)
  * @reserved: zero
  */
 struct xnic_alloc_ucontext_resp {
@@ -319,7 +329,29 @@ struct xnic_alloc_ucontext_resp {
 	__u16 sq_wqe_size;
 	__u16 rq_wqe_size;
 	__u16 cqe_size;
-	__u32 reserved[4];
+	__u32 caps;
+	__u32 reserved[3];
+};
+
+/* xnic_alloc_ucontext_resp.caps */
+#define XNIC_CAP_MR_WATCH	0x1	/* REG_MR takes XNIC_REG_MR_REQ_WATCH */
+
+/* xnic_reg_mr_req.comp_mask bits */
+#define XNIC_REG_MR_REQ_WATCH	0x1	/* watch the range, @watch_slot */
+
+/**
+ * struct xnic_reg_mr_req - REG_MR driver input (optional)
+ * @comp_mask: XNIC_REG_MR_REQ_* bits; other bits: -EOPNOTSUPP
+ * @watch_slot: with XNIC_REG_MR_REQ_WATCH: the byte of
+ *	xnic_ctx_page.mr_stale that tells whether the mapping of
+ *	[start, start + length) changed since the pages were pinned (below
+ *	XNIC_MR_WATCH_SLOTS, else -EINVAL); otherwise zero. The kernel watches
+ *	the range with an mmu interval notifier (mmu_notifier.h) until the MR
+ *	is deregistered; slots are the process's to assign.
+ */
+struct xnic_reg_mr_req {
+	__u32 comp_mask;
+	__u32 watch_slot;
 };
 
 /**
