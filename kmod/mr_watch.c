@@ -59,15 +59,9 @@ int xnic_mr_watch_start(struct xnic_mr *mr, struct ib_udata *udata,
 	struct xnic_ucontext *uctx;
 	int err;
 
-	if (!udata->inlen)
-		return 0;
-	err = ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req)));
+	err = xnic_udata_read(udata, &req, sizeof(req));
 	if (err)
 		return err;
-	if (udata->inlen > sizeof(req) &&
-	    !ib_is_udata_cleared(udata, sizeof(req),
-				 udata->inlen - sizeof(req)))
-		return -EINVAL;
 	if (req.comp_mask & ~XNIC_REG_MR_REQ_WATCH)
 		return -EOPNOTSUPP;
 	if (!(req.comp_mask & XNIC_REG_MR_REQ_WATCH))

@@ -221,9 +221,7 @@ static int xnic_qp_read_req(struct ib_udata *udata, u8 *tclass)
 	int err;
 
 	*tclass = XNIC_TCLASS_LATENCY;
-	if (!udata->inlen)
-		return 0;
-	err = ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req)));
+	err = xnic_udata_read(udata, &req, sizeof(req));
 	if (err)
 		return err;
 	if (req.comp_mask & ~XNIC_CREATE_QP_REQ_TCLASS)
@@ -235,10 +233,6 @@ static int xnic_qp_read_req(struct ib_udata *udata, u8 *tclass)
 	if (req.tclass >= XNIC_NR_TCLASSES)
 		return -EINVAL;
 	*tclass = req.tclass;
-	if (udata->inlen > sizeof(req) &&
-	    !ib_is_udata_cleared(udata, sizeof(req),
-				 udata->inlen - sizeof(req)))
-		return -EINVAL;
 	return 0;
 }
 

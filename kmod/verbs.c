@@ -47,6 +47,30 @@ static bool xnic_udata_in_clear(struct ib_udata *udata, size_t known)
 	return ib_is_udata_cleared(udata, known, udata->inlen - known);
 }
 
+/**
+ * xnic_udata_read() - copy a command's optional driver input
+ * @udata: the command's udata
+ * @req: the input struct, zeroed by the caller (a shorter input leaves
+ *	its tail zero)
+ * @size: sizeof(*@req)
+ *
+ * A longer input than @size must end in zeros (uapi/xnic-abi.h,
+ * versioning).
+ *
+ * Context: process context.
+ * Return: 0, -EFAULT when the input cannot be read, -EINVAL for a non-zero
+ * unknown tail.
+ */
+int xnic_udata_read(struct ib_udata *udata, void *req, size_t size)
+{
+	int err;
+
+	err = ib_copy_from_udata(req, udata, min(udata->inlen, size));
+	if (err)
+		return err;
+	return xnic_udata_in_clear(udata, size) ? 0 : -EINVAL;
+}
+
 static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 			       struct ib_udata *udata)
 {

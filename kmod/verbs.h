@@ -284,6 +284,7 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 virt_addr, int access,
 			       struct ib_udata *udata);
 int xnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int xnic_udata_read(struct ib_udata *udata, void *req, size_t size);
 int xnic_mr_watch_start(struct xnic_mr *mr, struct ib_udata *udata,
 			u64 start, u64 length);
 void xnic_mr_watch_stop(struct xnic_mr *mr);
