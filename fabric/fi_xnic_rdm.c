@@ -49,6 +49,7 @@ static struct fi_xnic_rdm_conn *xnic_rdm_conn_add(struct fi_xnic_rdm_ep *ep,
 	c->node = node;
 	c->port = port;
 	c->state = state;
+	c->credit = FI_XNIC_RDM_CREDITS;
 	c->peer = fi_xnic_av_find(ep->av, node, port);
 	c->next = ep->conns;
 	ep->conns = c;

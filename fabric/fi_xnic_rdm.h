@@ -17,7 +17,15 @@
  *   header, into the receiver's bounce buffers; larger messages send an
  *   RTS naming the sender's buffer (registered for the message), the
  *   receiver RDMA READs it into the matched receive buffer and answers
- *   FIN, which completes the send. A peer is input like the wire: a
+ *   FIN, which completes the send. Eager credits bound what a peer can
+ *   make us hold: an EAGER message too large to go inline takes one of
+ *   the connection's FI_XNIC_RDM_CREDITS (FI_XNIC_RDM_F_CREDIT); the
+ *   receiver returns them in a CREDIT message once half have been
+ *   consumed (matched, or discarded); without a credit the message goes
+ *   as an RTS (an FI_INJECT one from a registered copy), so a receiver
+ *   that does not receive holds at most FI_XNIC_RDM_CREDITS bounce-sized
+ *   copies per peer, and no sender ever waits for credits (a wait could
+ *   deadlock a legal program). A peer is input like the wire: a
  *   header that does not parse is dropped and counted, a FIN that names no
  *   pending send is ignored.
  * - Matching: posted receives and unexpected messages, each a FIFO, one
@@ -40,6 +48,7 @@
 #define FI_XNIC_RDM_RX_BUFS	32	/* bounce buffers per QP */
 #define FI_XNIC_RDM_TX_BUFS	64	/* send bounce buffers per endpoint */
 #define FI_XNIC_RDM_SQ		128	/* SQ entries per QP */
+#define FI_XNIC_RDM_CREDITS	64	/* eager credits per connection */
 #define FI_XNIC_RDM_CQ		16384	/* CQ entries of an endpoint's QPs */
 #define FI_XNIC_RDM_MAGIC	0x78726d31U	/* "xrm1": REQ private data */
 #define FI_XNIC_RDM_COLLISION	0x78726d43U	/* REJ: use my connection */
@@ -48,10 +57,12 @@ enum fi_xnic_rdm_op {
 	FI_XNIC_RDM_EAGER_OP = 1,
 	FI_XNIC_RDM_RTS,
 	FI_XNIC_RDM_FIN,
+	FI_XNIC_RDM_CREDIT,
 };
 
 #define FI_XNIC_RDM_F_TAGGED	0x1
 #define FI_XNIC_RDM_F_DATA	0x2
+#define FI_XNIC_RDM_F_CREDIT	0x4	/* took an eager credit */
 
 /**
  * struct fi_xnic_rdm_hdr - the header of every message between RDM
@@ -60,7 +71,8 @@ enum fi_xnic_rdm_op {
  * @flags: FI_XNIC_RDM_F_*
  * @rsvd: zero
  * @data: remote CQ data (cq_data_size 4) when FI_XNIC_RDM_F_DATA
- * @tag: the tag (FI_TAGGED); FIN: the id of the send it completes
+ * @tag: the tag (FI_TAGGED); FIN: the id of the send it completes;
+ *	CREDIT: how many eager credits it returns
  */
 struct fi_xnic_rdm_hdr {
 	uint8_t op;
@@ -139,7 +151,10 @@ enum fi_xnic_rdm_conn_state {
  * @nrepost: see @repost
  * @mem: their memory, @mr its registration
  * @mr: see @mem
- * @pend: READs and FINs waiting for room in the SQ, in order
+ * @pend: READs, FINs and CREDITs waiting for room in the SQ, in order
+ * @credit: eager messages above the inline size we may still send before
+ *	the peer returns credits (then we send an RTS instead)
+ * @owed: eager credits of the peer's messages consumed, not returned yet
  * @next: the endpoint's list
  */
 struct fi_xnic_rdm_conn {
@@ -158,6 +173,8 @@ struct fi_xnic_rdm_conn {
 	void *mem;
 	struct xnic_mr *mr;
 	struct fi_xnic_rdm_queue pend;
+	unsigned int credit;
+	unsigned int owed;
 	struct fi_xnic_rdm_conn *next;
 };
 
@@ -168,6 +185,7 @@ enum fi_xnic_rdm_req_type {
 	FI_XNIC_RDM_REQ_RECV,		/* a posted receive */
 	FI_XNIC_RDM_REQ_READ,		/* a matched RTS: READ in flight */
 	FI_XNIC_RDM_REQ_FIN,		/* a FIN waiting for room in the SQ */
+	FI_XNIC_RDM_REQ_CREDIT,		/* a CREDIT waiting likewise */
 	FI_XNIC_RDM_REQ_UNEXP,		/* an unexpected message */
 };
 
@@ -192,7 +210,9 @@ enum fi_xnic_rdm_req_type {
  * @id: RTS send: its id; unexpected RTS and READ: the sender's id
  * @raddr: unexpected RTS and READ: the sender's buffer
  * @rkey: its rkey
- * @payload: unexpected EAGER: a copy of the message
+ * @payload: unexpected EAGER: a copy of the message; rendezvous
+ *	FI_INJECT send: the copy the peer READs
+ * @credit: unexpected EAGER: it took an eager credit of @conn
  * @claim: FI_CLAIM: the context that claimed this unexpected message
  * @next: the queue it is on
  * @iprev: the endpoint's in-flight list (requests the QPs hold)
@@ -217,6 +237,7 @@ struct fi_xnic_rdm_req {
 	uint64_t raddr;
 	uint32_t rkey;
 	void *payload;
+	bool credit;
 	void *claim;
 	struct fi_xnic_rdm_req *next;
 	struct fi_xnic_rdm_req *iprev, *inext;
@@ -320,6 +341,7 @@ int fi_xnic_rdm_send_inline(struct fi_xnic_rdm_conn *c, const void *a,
 			    uint64_t wr_id);
 void fi_xnic_rdm_send_fin(struct fi_xnic_rdm_ep *ep,
 			  struct fi_xnic_rdm_conn *c, uint64_t id);
+void fi_xnic_rdm_consumed(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *u);
 /* A message (EAGER payload, or @rts) from @c (NULL: loopback) arrived. */
 void fi_xnic_rdm_arrived(struct fi_xnic_rdm_ep *ep,
 			 struct fi_xnic_rdm_conn *c,

@@ -17,6 +17,43 @@ static int xnic_post_errno(int err)
 
 /* ------------------------------ sends ------------------------------- */
 
+/*
+ * Send @len bytes at @buf as an RTS (rendezvous): a large message, or one
+ * without an eager credit. The peer READs the buffer, registered or from
+ * the cache; an FI_INJECT send's buffer is the caller's again at return,
+ * so the peer READs a registered copy (@r->payload).
+ */
+static int xnic_send_rts(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
+			 struct fi_xnic_rdm_req *r, struct fi_xnic_rdm_hdr *h,
+			 const void *buf, size_t len)
+{
+	struct fi_xnic_rdm_rts rts;
+	int err;
+
+	if (r->flags & FI_INJECT) {
+		r->payload = malloc(len);
+		if (!r->payload)
+			return -FI_ENOMEM;
+		memcpy(r->payload, buf, len);
+		buf = r->payload;
+	}
+	err = xnic_mr_cache_get(ep->domain->mr_cache, (void *)buf, len,
+				XNIC_ACCESS_REMOTE_READ, &r->mr);
+	if (err)
+		return err;
+	r->type = FI_XNIC_RDM_REQ_RTS;
+	r->id = ++ep->next_id;
+	h->op = FI_XNIC_RDM_RTS;
+	rts = (struct fi_xnic_rdm_rts){
+		.len = len,
+		.addr = (uintptr_t)buf,
+		.rkey = r->mr->rkey,
+		.id = r->id,
+	};
+	/* Unsignaled: the FIN completes it (or the QP's failure). */
+	return fi_xnic_rdm_send_inline(c, h, sizeof(*h), &rts, sizeof(rts), 0);
+}
+
 static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 			     size_t len, fi_addr_t dest, uint64_t tag,
 			     uint64_t data, uint64_t flags, void *context)
@@ -30,7 +67,7 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 	};
 	struct fi_xnic_rdm_req *r = NULL;
 	struct fi_xnic_rdm_conn *c;
-	bool want;
+	bool want, inl, eager;
 	int err;
 
 	if (!ep->enabled)
@@ -61,8 +98,9 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 		goto out;
 	}
 	fi_xnic_rdm_progress(ep);	/* frees SQ entries, bounce buffers */
-	if (want || len > FI_XNIC_RDM_EAGER ||
-	    XNIC_HDR + len > c->qp->max_inline) {
+	inl = XNIC_HDR + len <= c->qp->max_inline;
+	eager = inl || (len <= FI_XNIC_RDM_EAGER && c->credit);
+	if (want || !inl) {
 		r = fi_xnic_rdm_req_new(FI_XNIC_RDM_REQ_SEND);
 		err = -FI_ENOMEM;
 		if (!r)
@@ -72,16 +110,17 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 		r->context = context;
 		r->conn = c;
 	}
-	if (XNIC_HDR + len <= c->qp->max_inline) {
+	if (inl) {
 		err = fi_xnic_rdm_send_inline(c, &h, sizeof(h), buf, len,
 					      (uintptr_t)r);
-	} else if (len <= FI_XNIC_RDM_EAGER) {
+	} else if (eager) {
 		struct xnic_sge sg;
 		char *tb;
 
 		err = -FI_EAGAIN;
 		if (!ep->ntxfree)
 			goto out;
+		h.flags |= FI_XNIC_RDM_F_CREDIT;
 		r->txbuf = ep->txfree[--ep->ntxfree];
 		tb = (char *)ep->txmem + (size_t)r->txbuf * FI_XNIC_RDM_BUF;
 		memcpy(tb, &h, sizeof(h));
@@ -91,26 +130,10 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 		sg.lkey = ep->txmr->lkey;
 		err = xnic_post_send(c->qp, &sg, 1, (uintptr_t)r,
 				     XNIC_WQE_F_SIGNALED);
+		if (!err)
+			c->credit--;
 	} else {
-		struct fi_xnic_rdm_rts rts;
-
-		/* The peer READs the buffer, registered (or cached). */
-		err = xnic_mr_cache_get(ep->domain->mr_cache, (void *)buf, len,
-					XNIC_ACCESS_REMOTE_READ, &r->mr);
-		if (err)
-			goto out;
-		r->type = FI_XNIC_RDM_REQ_RTS;
-		r->id = ++ep->next_id;
-		h.op = FI_XNIC_RDM_RTS;
-		rts = (struct fi_xnic_rdm_rts){
-			.len = len,
-			.addr = (uintptr_t)buf,
-			.rkey = r->mr->rkey,
-			.id = r->id,
-		};
-		/* Unsignaled: the FIN completes it (or the QP's failure). */
-		err = fi_xnic_rdm_send_inline(c, &h, sizeof(h), &rts,
-					      sizeof(rts), 0);
+		err = xnic_send_rts(ep, c, r, &h, buf, len);
 	}
 	if (!err && r)
 		fi_xnic_rdm_inflight_add(ep, r);
@@ -134,6 +157,15 @@ static fi_addr_t xnic_unexp_src(struct fi_xnic_rdm_ep *ep,
 	if (u->addr == FI_ADDR_NOTAVAIL)
 		u->addr = fi_xnic_rdm_src(ep, u->conn);
 	return u->addr;
+}
+
+/* Drop unexpected message @u (FI_DISCARD): its sender's send completes. */
+static void xnic_discard(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *u)
+{
+	if (u->type == FI_XNIC_RDM_REQ_RTS)
+		fi_xnic_rdm_send_fin(ep, u->conn, u->id);
+	fi_xnic_rdm_consumed(ep, u);
+	fi_xnic_rdm_req_free(ep, u);
 }
 
 /* FI_PEEK (with FI_CLAIM, FI_DISCARD) of an unexpected message. */
@@ -161,9 +193,7 @@ static void xnic_peek(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r,
 	fi_xnic_rdm_complete(ep, r, 0, 0, 0);
 	if (flags & FI_DISCARD) {
 		fi_xnic_rdm_queue_del(q, prev, u);
-		if (u->type == FI_XNIC_RDM_REQ_RTS)
-			fi_xnic_rdm_send_fin(ep, u->conn, u->id);
-		fi_xnic_rdm_req_free(ep, u);
+		xnic_discard(ep, u);
 	}
 }
 
@@ -219,10 +249,8 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 	if (flags & FI_DISCARD) {
 		r->buf = NULL;
 		r->len = r->size = u->len;
-		if (u->type == FI_XNIC_RDM_REQ_RTS)
-			fi_xnic_rdm_send_fin(ep, u->conn, u->id);
 		fi_xnic_rdm_complete(ep, r, 0, 0, 0);
-		fi_xnic_rdm_req_free(ep, u);
+		xnic_discard(ep, u);
 		free(r);
 		goto out;
 	}

@@ -171,16 +171,21 @@ static void xnic_pend(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 	fi_xnic_rdm_queue_add(&c->pend, r);
 }
 
-static int xnic_post_fin(struct fi_xnic_rdm_conn *c, uint64_t id)
+/* A control message (FIN or CREDIT, its request type @type) with @val. */
+static int xnic_post_ctl(struct fi_xnic_rdm_conn *c, int type, uint64_t val)
 {
-	struct fi_xnic_rdm_hdr h = { .op = FI_XNIC_RDM_FIN, .tag = id };
+	struct fi_xnic_rdm_hdr h = {
+		.op = type == FI_XNIC_RDM_REQ_FIN ? FI_XNIC_RDM_FIN :
+						    FI_XNIC_RDM_CREDIT,
+		.tag = val,
+	};
 
 	return fi_xnic_rdm_send_inline(c, &h, sizeof(h), NULL, 0, 0);
 }
 
-/* The FIN that completes the peer's RTS send @id; queued if the SQ is full. */
-void fi_xnic_rdm_send_fin(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
-			  uint64_t id)
+/* Send a control message; queued if the SQ is full (a lost one hangs). */
+static void xnic_send_ctl(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
+			  int type, uint64_t val)
 {
 	struct fi_xnic_rdm_req *f;
 	int err = -EAGAIN;
@@ -188,23 +193,56 @@ void fi_xnic_rdm_send_fin(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 	if (c->dead)
 		return;
 	if (!c->pend.head)
-		err = xnic_post_fin(c, id);
+		err = xnic_post_ctl(c, type, val);
 	if (err != -EAGAIN) {
 		if (err)
-			XNIC_WARN(FI_LOG_EP_DATA, "FIN to node %u: %s\n",
+			XNIC_WARN(FI_LOG_EP_DATA, "FIN/CREDIT to node %u: %s\n",
 				  c->node, xnic_strerror(err));
 		return;
 	}
-	f = fi_xnic_rdm_req_new(FI_XNIC_RDM_REQ_FIN);
+	f = fi_xnic_rdm_req_new(type);
 	if (!f) {
-		XNIC_WARN(FI_LOG_EP_DATA, "no memory: FIN to node %u lost\n",
-			  c->node);
+		XNIC_WARN(FI_LOG_EP_DATA,
+			  "no memory: FIN/CREDIT to node %u lost\n", c->node);
 		return;
 	}
 	f->conn = c;
-	f->id = id;
+	f->id = val;
 	fi_xnic_rdm_inflight_add(ep, f);
 	xnic_pend(ep, c, f);
+}
+
+/* The FIN that completes the peer's RTS send @id. */
+void fi_xnic_rdm_send_fin(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
+			  uint64_t id)
+{
+	xnic_send_ctl(ep, c, FI_XNIC_RDM_REQ_FIN, id);
+}
+
+/*
+ * An EAGER message of @c's peer that took a credit was consumed: return
+ * the credits once half of them are (a CREDIT message).
+ */
+static void xnic_credit_owe(struct fi_xnic_rdm_ep *ep,
+			    struct fi_xnic_rdm_conn *c)
+{
+	if (++c->owed < FI_XNIC_RDM_CREDITS / 2)
+		return;
+	xnic_send_ctl(ep, c, FI_XNIC_RDM_REQ_CREDIT, c->owed);
+	c->owed = 0;
+}
+
+/**
+ * fi_xnic_rdm_consumed() - an unexpected message leaves the queue
+ * @ep: its endpoint
+ * @u: the message (matched, claimed or discarded), freed by the caller
+ *
+ * Returns its eager credit to the peer (xnic_credit_owe()).
+ */
+void fi_xnic_rdm_consumed(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *u)
+{
+	if (u->credit)
+		xnic_credit_owe(ep, u->conn);
 }
 
 /* Post the READ of @r (buffer registered, raddr and rkey set). */
@@ -291,12 +329,13 @@ static void xnic_pend_run(struct fi_xnic_rdm_ep *ep)
 		int err = 0;
 
 		while ((r = c->pend.head) && !c->dead) {
-			err = r->type == FI_XNIC_RDM_REQ_FIN ?
-			      xnic_post_fin(c, r->id) : xnic_post_read_req(r);
+			err = r->type == FI_XNIC_RDM_REQ_READ ?
+			      xnic_post_read_req(r) :
+			      xnic_post_ctl(c, r->type, r->id);
 			if (err == -EAGAIN)
 				break;
 			fi_xnic_rdm_queue_del(&c->pend, NULL, r);
-			if (r->type == FI_XNIC_RDM_REQ_FIN || err) {
+			if (r->type != FI_XNIC_RDM_REQ_READ || err) {
 				xnic_inflight_del(ep, r);
 				if (err && r->type == FI_XNIC_RDM_REQ_READ)
 					fi_xnic_rdm_complete(ep, r, FI_EIO, 0, 0);
@@ -350,6 +389,7 @@ void fi_xnic_rdm_deliver(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r,
 		xnic_copy_out(ep, r, u->payload, u->len);
 		fi_xnic_rdm_req_free(ep, r);
 	}
+	fi_xnic_rdm_consumed(ep, u);
 	fi_xnic_rdm_req_free(ep, u);
 }
 
@@ -415,6 +455,8 @@ void fi_xnic_rdm_arrived(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 		} else {
 			xnic_copy_out(ep, r, payload, len);
 			fi_xnic_rdm_req_free(ep, r);
+			if (c && (h->flags & FI_XNIC_RDM_F_CREDIT))
+				xnic_credit_owe(ep, c);
 		}
 		return;
 	}
@@ -434,6 +476,7 @@ void fi_xnic_rdm_arrived(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 	u->flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
 		   ((h->flags & FI_XNIC_RDM_F_DATA) ? FI_REMOTE_CQ_DATA : 0);
 	u->conn = c;
+	u->credit = c && !rts && (h->flags & FI_XNIC_RDM_F_CREDIT);
 	u->addr = src;
 	u->tag = h->tag;
 	u->data = h->data;
@@ -535,14 +578,17 @@ static void xnic_rx(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_rxbuf *b,
 		ep->bad_hdr++;
 	} else if (h->op == FI_XNIC_RDM_FIN) {
 		xnic_fin(ep, c, h->tag);
+	} else if (h->op == FI_XNIC_RDM_CREDIT) {
+		c->credit = h->tag < FI_XNIC_RDM_CREDITS - c->credit ?
+			    c->credit + (unsigned int)h->tag :
+			    FI_XNIC_RDM_CREDITS;
 	} else if (h->op == FI_XNIC_RDM_EAGER_OP) {
 		fi_xnic_rdm_arrived(ep, c, h, NULL, h + 1, byte_len - XNIC_HDR);
 	} else if (h->op == FI_XNIC_RDM_RTS && byte_len == XNIC_RTS_LEN) {
 		struct fi_xnic_rdm_rts rts;
 
 		memcpy(&rts, h + 1, sizeof(rts));
-		if (rts.len > FI_XNIC_RDM_EAGER &&
-		    rts.len <= ep->domain->lim.attr.max_msg_size)
+		if (rts.len <= ep->domain->lim.attr.max_msg_size)
 			fi_xnic_rdm_arrived(ep, c, h, &rts, NULL, 0);
 		else
 			ep->bad_hdr++;

@@ -305,6 +305,107 @@ static void remapped(struct side *a, struct side *b)
 	munmap(rx, BIG);
 }
 
+#define FLOOD	100		/* fi_tsend, then as many fi_tinject */
+#define FLOOD_LEN 1024		/* above the inline size: takes a credit */
+#define CREDITS	64		/* FI_XNIC_RDM_CREDITS */
+
+/* Read @s's CQ for @ms, progressing @o; the number of completions. */
+static int drain(struct side *s, struct side *o, int ms)
+{
+	long long end = now_ms() + ms;
+	struct fi_cq_tagged_entry c;
+	int n = 0;
+
+	while (now_ms() < end) {
+		if (fi_cq_read(s->cq, &c, 1) == 1)
+			n++;
+		fi_cq_read(o->cq, &c, 0);
+	}
+	return n;
+}
+
+/* Post a send, progressing both ends while it is refused for room. */
+#define POST(call, a, b) do {						\
+	ssize_t _rc;							\
+	while ((_rc = (call)) == -FI_EAGAIN)				\
+		sent += drain(a, b, 1);					\
+	MUST(_rc);							\
+} while (0)
+
+/*
+ * A receiver that does not receive holds at most CREDITS copies of a
+ * peer's bounce-sized messages: past them the messages go as RTS (a
+ * registered copy for fi_tinject), no send is held back, the message the
+ * receiver wants first gets through, and all land in order later. On a
+ * connection of its own (fresh credits, empty CQs).
+ */
+static void flood(const char *dev_a, const char *dev_b)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	struct side A, B, *a = &A, *b = &B;
+	char m[FLOOD_LEN];
+	int i, sent = 0, got = 0, bad = -1, r;
+
+	memset(&A, 0, sizeof(A));
+	memset(&B, 0, sizeof(B));
+	side_open(&A, dev_a);
+	side_open(&B, dev_b);
+	MUST(fi_av_insert(A.av, B.name, 1, &A.peer, 0, NULL));
+	MUST(fi_av_insert(B.av, A.name, 1, &B.peer, 0, NULL));
+
+	for (i = 0; i < 2 * FLOOD; i++) {
+		char *p = i < FLOOD ? a->tx + i * FLOOD_LEN : m;
+
+		fill(p, FLOOD_LEN, 1000 + i);
+		if (i < FLOOD)
+			POST(fi_tsend(a->ep, p, FLOOD_LEN, NULL, a->peer, 0x77,
+				      NULL), a, b);
+		else
+			POST(fi_tinject(a->ep, p, FLOOD_LEN, a->peer, 0x77),
+			     a, b);
+	}
+	sent += drain(a, b, 500);
+	CHECK(sent == CREDITS, "%d unexpected sends: %d complete eagerly "
+	      "(%d credits), the rest wait as RTS (%d)", 2 * FLOOD, CREDITS,
+	      CREDITS, sent);
+
+	strcpy(a->tx + BIG - 64, "wanted first");
+	POST(fi_tsend(a->ep, a->tx + BIG - 64, 13, NULL, a->peer, 0x78, NULL),
+	     a, b);
+	MUST(fi_trecv(b->ep, b->rx, 64, NULL, FI_ADDR_UNSPEC, 0x78, 0, b));
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == 1 && !strcmp(b->rx, "wanted first"),
+	      "the message the receiver wants first gets through (r %d)", r);
+
+	for (i = 0; i < 2 * FLOOD; i++)
+		MUST(fi_trecv(b->ep, b->rx + i * FLOOD_LEN, FLOOD_LEN, NULL,
+			      FI_ADDR_UNSPEC, 0x77, 0, NULL));
+	while (got < 2 * FLOOD && (r = next(b, a, &c, NULL, &e)) == 1)
+		got++;
+	for (i = 0; i < 2 * FLOOD && bad < 0; i++) {
+		fill(m, FLOOD_LEN, 1000 + i);
+		if (memcmp(m, b->rx + i * FLOOD_LEN, FLOOD_LEN))
+			bad = i;
+	}
+	sent += drain(a, b, 300);
+	CHECK(got == 2 * FLOOD && bad < 0 && sent == FLOOD + 1,
+	      "then all %d land in order (%d, first bad %d), %d sends "
+	      "complete (%d)", 2 * FLOOD, got, bad, FLOOD + 1, sent);
+
+	/* The credits came back: an unexpected message completes eagerly. */
+	POST(fi_tsend(a->ep, a->tx, FLOOD_LEN, NULL, a->peer, 0x79, NULL),
+	     a, b);
+	r = drain(a, b, 500);
+	CHECK(r == 1, "credits returned: the next send is eager again (%d)",
+	      r);
+	MUST(fi_trecv(b->ep, b->rx, FLOOD_LEN, NULL, FI_ADDR_UNSPEC, 0x79, 0,
+		      NULL));
+	next(b, a, &c, NULL, &e);
+	side_close(&A);
+	side_close(&B);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_cq_tagged_entry c;
@@ -363,6 +464,7 @@ int main(int argc, char **argv)
 	truncated(&A, &B, 100);
 	truncated(&A, &B, BIG);
 	remapped(&A, &B);
+	flood(argv[1], argv[2]);
 	bad_input(&A, &B, argv[1]);
 
 	side_close(&A);
