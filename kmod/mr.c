@@ -107,6 +107,7 @@ struct ib_mr *xnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		err = PTR_ERR(mr->umem);
 		goto err_watch;
 	}
+	xnic_mr_watch_pinned(mr);
 	err = xnic_mr_pages(mr);
 	if (err)
 		goto err_umem;

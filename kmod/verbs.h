@@ -102,6 +102,7 @@ struct xnic_pd {
  * @rcu: deferred free: xnic_mr_get() looks keys up under RCU
  * @watch: with @stale: the mmu interval notifier on the range (mr_watch.c)
  * @stale: the context page's mr_stale byte of the MR's watch slot, or NULL
+ * @watch_seq: @watch's sequence when it went live (mmu_interval_read_begin)
  */
 struct xnic_mr {
 	struct ib_mr ibmr;
@@ -119,6 +120,7 @@ struct xnic_mr {
 	struct rcu_head rcu;
 	struct mmu_interval_notifier watch;
 	u8 *stale;
+	unsigned long watch_seq;
 };
 
 /**
@@ -287,6 +289,7 @@ int xnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int xnic_udata_read(struct ib_udata *udata, void *req, size_t size);
 int xnic_mr_watch_start(struct xnic_mr *mr, struct ib_udata *udata,
 			u64 start, u64 length);
+void xnic_mr_watch_pinned(struct xnic_mr *mr);
 void xnic_mr_watch_stop(struct xnic_mr *mr);
 int xnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);

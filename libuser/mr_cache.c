@@ -87,8 +87,9 @@ static void xnic_entry_drop(struct xnic_mr_cache *c, unsigned int i)
 	struct xnic_mr_cache_entry *e = &c->e[i];
 
 	c->bytes -= e->mr->length;
-	xnic_dereg_mr(e->mr);
-	xnic_slot_put(c->pd->ctx, e->slot);
+	/* A failed DEREG (device gone) leaves the MR watching its slot. */
+	if (!xnic_dereg_mr(e->mr))
+		xnic_slot_put(c->pd->ctx, e->slot);
 	c->e[i] = c->e[--c->n];
 }
 
