@@ -558,6 +558,14 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 	return 0;
 }
 
+/* The retransmission timeout's floor (transport_priv.h: XNIC_TX_RTO_MIN_US). */
+static struct xnic_uint_param rto_min_us = {
+	.val = XNIC_TX_RTO_MIN_US, .min = 1000, .max = 1000000,
+};
+module_param_cb(rto_min_us, &xnic_uint_param_ops, &rto_min_us, 0644);
+MODULE_PARM_DESC(rto_min_us,
+		 "Least retransmission timeout, us, whatever the round trips measured; read when a QP connects and at every estimate (default 30000, 1000 to 1000000)");
+
 /* The timeout from the round trip estimate (RFC 6298), jiffies. */
 static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 {
@@ -566,7 +574,7 @@ static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
 	if (!tx->srtt)
 		return tx->rto_base;
 	ns = xnic_rto_ns(tx->srtt, tx->rttvar,
-			 XNIC_TX_RTO_MIN_US * (u64)NSEC_PER_USEC);
+			 READ_ONCE(rto_min_us.val) * (u64)NSEC_PER_USEC);
 	/* + 1: a timer fires up to a jiffy early relative to a sample. */
 	return nsecs_to_jiffies(ns) + 1;
 }
@@ -694,10 +702,10 @@ static void xnic_tx_start(struct xnic_qp *qp)
 	/*
 	 * IBTA timeout 0 means "wait for ever"; we still need a timer to
 	 * recover from loss, and take our default. Until round trips are
-	 * measured this is the timeout; never below XNIC_TX_RTO_MIN_US.
+	 * measured this is the timeout; never below rto_min_us.
 	 */
 	us = xnic_wire_ack_timeout_us(timeout) ?: XNIC_TX_RTO_MS * 1000ULL;
-	us = clamp_t(u64, us, XNIC_TX_RTO_MIN_US,
+	us = clamp_t(u64, us, READ_ONCE(rto_min_us.val),
 		     XNIC_RTO_MAX_NS / NSEC_PER_USEC);
 	tx->rto_base = max_t(unsigned long, usecs_to_jiffies(us), 2);
 	tx->max_reads = clamp_t(unsigned int, rd, 1, XNIC_TX_MAX_READS);

@@ -922,6 +922,83 @@ TEST_F_TIMEOUT(dp, rnr_send_waits_on_lossy_link, 120)
 	EXPECT_SUCCESS_CQE(c, XNIC_WC_SEND, 1, 10000, self->c.qp[0]->qpn);
 }
 
+#define RTO_MIN "/sys/module/xnic/parameters/rto_min_us"
+
+/* One signaled 4 KiB WRITE a -> b, reaped; false if it failed. */
+static bool dp_write_4k(struct _test_data_dp *self, uint64_t id)
+{
+	struct xnic_sge s = sge_of(&self->a, 0, 4096);
+	struct xnic_cqe c;
+
+	return !xnic_post_write(self->c.qp[0], &s, 1, raddr_of(&self->b, 0),
+				self->b.mr->rkey, id, XNIC_WQE_F_SIGNALED) &&
+	       xt_reap(self->c.cq[0], &c, 1, XT_WAIT_MS) == 1 &&
+	       c.status == XNIC_WC_SUCCESS;
+}
+
+/*
+ * The retransmission timeout never goes below the module parameter
+ * rto_min_us, however short the measured round trips: a CPU that stalls
+ * for milliseconds (the test VM's) delays ACKs past an estimate made of
+ * idle round trips, and at a 10 ms floor every resend that caused was
+ * spurious (Documentation/testing.rst). With the floor at 300 ms and
+ * the responder's ACKs dropped (a tc filter on its opcode; heartbeats
+ * keep the link up), the first expiry comes no sooner than 300 ms after
+ * the WRITE (a slow CPU only makes it later); values out of range are
+ * refused.
+ */
+TEST_F_TIMEOUT(dp, rto_floor_holds, 60)
+{
+	const char *nd = self->env.dev[1].netdev, *dev0 = self->env.dev[0].name;
+	uint64_t to0 = 0, to1 = 0;
+	long long t0, first = -1;
+	struct xnic_sge s;
+	struct xnic_cqe c;
+	char old[32];
+	int k;
+
+	ASSERT_EQ(0, xt_read_file(RTO_MIN, old, sizeof(old)));
+	EXPECT_NE(0, xt_write_file(RTO_MIN, "999"));
+	EXPECT_NE(0, xt_write_file(RTO_MIN, "1000001"));
+	CONN_UP(&self->env, &self->c, 64, NULL);
+	xt_fill(self->a.p, 4096, 61);
+	/* Round trips measured on an idle pair: a few ms at most. */
+	for (k = 0; k < 20 && dp_write_4k(self, k); k++)
+		;
+	ASSERT_EQ(20, k) TH_LOG("WRITE %d: %s", k, xt_error());
+	ASSERT_EQ(0, xt_write_file(RTO_MIN, "300000"));
+	/* The next response recomputes the timeout with the new floor. */
+	ASSERT_TRUE(dp_write_4k(self, 20)) TH_LOG("%s", xt_error());
+	if (xt_sh("tc qdisc add dev %s root handle 1: prio && tc filter add dev %s parent 1: protocol 0x88b5 prio 1 u32 match u8 %d 0xff at 1 action drop 2>/dev/null",
+		  nd, nd, 6 /* XNIC_OP_ACK */)) {
+		xt_write_file(RTO_MIN, old);
+		SKIP(return, "tc prio/u32 not available");
+	}
+	ASSERT_EQ(0, xt_counter(dev0, "tx_timeouts", &to0));
+	xt_fill(self->a.p, 4096, 62);
+	s = sge_of(&self->a, 0, 4096);
+	ASSERT_EQ(0, xnic_post_write(self->c.qp[0], &s, 1,
+				     raddr_of(&self->b, 0), self->b.mr->rkey,
+				     21, XNIC_WQE_F_SIGNALED));
+	t0 = xt_now_ms();
+	while (xt_now_ms() - t0 < 5000) {
+		if (!xt_counter(dev0, "tx_timeouts", &to1) && to1 != to0) {
+			first = xt_now_ms() - t0;
+			break;
+		}
+		xt_sleep_ms(5);
+	}
+	xt_sh("tc qdisc del dev %s root", nd);
+	xt_write_file(RTO_MIN, old);
+	TH_LOG("first expiry %lld ms after the WRITE (floor 300 ms)", first);
+	ASSERT_LE(0, first) TH_LOG("no expiry in 5 s with every ACK dropped");
+	EXPECT_LE(300, first);
+	ASSERT_EQ(1, xt_reap(self->c.cq[0], &c, 1, XT_WAIT_MS))
+		TH_LOG("%s", xt_error());
+	EXPECT_SUCCESS_CQE(c, XNIC_WC_RDMA_WRITE, 21, 4096, self->c.qp[0]->qpn);
+	ASSERT_BYTES(self->b.p, self->a.p, 4096, "WRITE resent after the floor");
+}
+
 /*
  * A queue between the two devices that drops (a rate-capped qdisc holding
  * 8 frames: credits know nothing of it): the congestion window must answer
