@@ -564,7 +564,7 @@ static struct xnic_uint_param rto_min_us = {
 };
 module_param_cb(rto_min_us, &xnic_uint_param_ops, &rto_min_us, 0644);
 MODULE_PARM_DESC(rto_min_us,
-		 "Least retransmission timeout, us, whatever the round trips measured; read when a QP connects and at every estimate (default 30000, 1000 to 1000000)");
+		 "Least retransmission timeout, us, whatever the round trips measured; read when a QP connects and at every response (default 30000, 1000 to 1000000)");
 
 /* The timeout from the round trip estimate (RFC 6298), jiffies. */
 static unsigned long xnic_tx_rto(const struct xnic_tx *tx)
