@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "priv.h"
 
@@ -162,6 +164,24 @@ static unsigned int xnic_lookup(struct xnic_mr_cache *c, uintptr_t addr,
 	return c->n;
 }
 
+/*
+ * Whether unpinning cached MRs can make room for a registration of
+ * [@addr, @addr + @length): not when its own pages are more than
+ * RLIMIT_MEMLOCK allows. ib_umem_get() fails with -ENOMEM when the pages
+ * the process pins would exceed that limit, unless it has CAP_IPC_LOCK, in
+ * which case the limit is not why it failed.
+ */
+static bool xnic_memlock_could_fit(void *addr, size_t length)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t first = (uintptr_t)addr & ~(page - 1);
+	size_t bytes = (uintptr_t)addr + length - first;
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	       (bytes + page - 1) / page <= rl.rlim_cur / page;
+}
+
 /* Register a new entry; -ENOSPC when the cache cannot take it. */
 static int xnic_insert(struct xnic_mr_cache *c, void *addr, size_t length,
 		       unsigned int access, struct xnic_mr **mrp)
@@ -179,7 +199,8 @@ static int xnic_insert(struct xnic_mr_cache *c, void *addr, size_t length,
 		return slot;
 	err = xnic_reg_mr_watched(c->pd, addr, length, access, slot, mrp);
 	/* Out of pinnable memory (RLIMIT_MEMLOCK): unpin what waits. */
-	while (err == -ENOMEM && xnic_evict_one(c))
+	while (err == -ENOMEM && xnic_memlock_could_fit(addr, length) &&
+	       xnic_evict_one(c))
 		err = xnic_reg_mr_watched(c->pd, addr, length, access, slot,
 					  mrp);
 	if (err) {

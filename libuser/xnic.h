@@ -444,7 +444,13 @@ int xnic_mr_cache_create(struct xnic_pd *pd, unsigned int max_entries,
  * @mrp: the MR on success, to be given back with xnic_mr_cache_put(); its
  *	addr and length may cover more than asked
  *
- * Return: 0; -EINVAL; xnic_reg_mr()'s errors.
+ * When the registration runs out of pinnable memory (RLIMIT_MEMLOCK,
+ * setrlimit(2)), unused cached MRs are deregistered, least recently used
+ * first, until it fits; none when the range alone is over the limit.
+ *
+ * Return: 0; -EINVAL; xnic_reg_mr()'s errors (-ENOMEM: over RLIMIT_MEMLOCK
+ * with every unused MR of the cache deregistered, or the range alone over
+ * it).
  */
 int xnic_mr_cache_get(struct xnic_mr_cache *cache, void *addr,
 		      size_t length, unsigned int access,

@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -722,6 +725,97 @@ TEST_F(pair, mr_cache_limits)
 	/* The kernel checks the watch slot. */
 	EXPECT_EQ(-EINVAL, xnic_reg_mr_watched(self->a.pd, self->a.buf, 4096,
 					       0, XNIC_MR_WATCH_SLOTS, &big));
+}
+
+/*
+ * Drop CAP_IPC_LOCK: ib_umem_get() then holds us to RLIMIT_MEMLOCK. New
+ * credentials: contexts opened before refuse the commands (EACCES, uverbs'
+ * ib_safe_file_access()), so open one after.
+ */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* The process's pinned memory (VmPin), bytes; -1 if unreadable. */
+static long long vm_pinned(void)
+{
+	long long kib = -1;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %lld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib < 0 ? -1 : kib * 1024;
+}
+
+/*
+ * Out of pinnable memory (RLIMIT_MEMLOCK), the cache unpins its unused MRs,
+ * least recently used first, until a registration fits; a range that alone
+ * is over the limit fails at once and unpins nothing.
+ */
+TEST_F(pair, mr_cache_under_memlock_limit)
+{
+	const size_t piece = 256 * 1024, len = 4 << 20;
+	struct xnic_mr_cache_stats st;
+	struct xnic_mr_cache *cache;
+	struct xnic_ctx *ctx;
+	struct xnic_pd *pd;
+	struct xnic_mr *m;
+	struct rlimit rl;
+	long long pinned;
+	uint8_t *p;
+	int i;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, len);
+	ASSERT_EQ(0, drop_ipc_lock());
+	ASSERT_EQ(0, xnic_open(self->a.dev, &ctx));
+	ASSERT_EQ(0, xnic_alloc_pd(ctx, &pd));
+	pinned = vm_pinned();
+	ASSERT_LE(0, pinned);
+	/* Room for three pieces besides what the fixture pinned. */
+	rl.rlim_cur = rl.rlim_max = pinned + 3 * piece;
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, xnic_mr_cache_create(pd, 8, 64 << 20, &cache));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, xnic_mr_cache_get(cache, p + i * piece, piece, 0,
+					       &m));
+		xnic_mr_cache_put(cache, m);
+	}
+	/* At the limit: a fourth piece does not fit beside them. */
+	EXPECT_EQ(-ENOMEM, xnic_reg_mr(pd, p + 3 * piece, piece, 0, &m));
+	/* Alone over the limit: refused, the three stay cached. */
+	EXPECT_EQ(-ENOMEM, xnic_mr_cache_get(cache, p + len / 2, len / 2, 0,
+					     &m));
+	xnic_mr_cache_stats(cache, &st);
+	EXPECT_EQ(0, st.evicted);
+	EXPECT_EQ(3, st.entries);
+	/* Two pieces' worth: the two least recently used make room. */
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p + len / 2, 2 * piece, 0, &m));
+	xnic_mr_cache_put(cache, m);
+	ASSERT_EQ(0, xnic_mr_cache_get(cache, p + 2 * piece, piece, 0, &m));
+	xnic_mr_cache_put(cache, m);
+	xnic_mr_cache_stats(cache, &st);
+	EXPECT_EQ(2, st.evicted);
+	EXPECT_EQ(2, st.entries);
+	EXPECT_EQ(1, st.hits);
+	EXPECT_EQ(3 * piece, st.bytes);
+	EXPECT_EQ(0, xnic_mr_cache_destroy(cache));
+	xnic_close(ctx);
+	munmap(p, len);
 }
 
 struct zapper {
