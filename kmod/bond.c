@@ -200,11 +200,32 @@ static bool xnic_bond_silent(struct xnic_bond_link *bl, u64 now)
 }
 
 /*
+ * How late @t's verdict comes (its expiry to now, @now on local_clock()),
+ * the part after the last frame heard: a CPU's delay, which detection
+ * pays; kept as the longest of the link's silence (reset when a tick
+ * finds frames heard, before it counts its own lateness: frames heard
+ * just before a stall do not hide it). Context: bl->lock held.
+ */
+static void xnic_bond_timer_late(struct xnic_bond_link *bl, struct hrtimer *t,
+				 u64 now)
+{
+	s64 late = ktime_to_ns(ktime_sub(ktime_get(), hrtimer_get_expires(t)));
+	u64 heard = READ_ONCE(bl->last_heard_ns);
+
+	if (late <= 0 || !heard || heard >= now)
+		return;
+	late = min_t(u64, late, now - heard);
+	if (late > bl->silent_late_ns)
+		bl->silent_late_ns = late;
+}
+
+/*
  * One heartbeat interval passed: count a miss when nothing was heard,
  * close the patrol window when it is full, and move the state.
  * Return true when the work has something to do. Context: bl->lock held.
  */
-static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
+static bool xnic_bond_eval(struct xnic_bond_link *bl, struct hrtimer *t,
+			   u64 now)
 {
 	struct xnic_params *pa = &bl->xdev->params;
 	u64 hold = (u64)READ_ONCE(pa->bond_hold_ms) * NSEC_PER_MSEC;
@@ -219,6 +240,7 @@ static bool xnic_bond_eval(struct xnic_bond_link *bl, u64 now)
 		bl->miss_run++;
 		xnic_bl_inc(bl, XNIC_BL_HB_MISSED);
 	}
+	xnic_bond_timer_late(bl, t, now);
 	if (bl->probing && bl->state != XNIC_LINK_STATE_DOWN &&
 	    ++bl->win_ticks >= XNIC_BOND_WINDOW)
 		xnic_bond_window(bl);
@@ -390,19 +412,6 @@ static unsigned int xnic_bond_hb_send_all(struct xnic_bond_link *bl,
 }
 
 /*
- * How late @t's verdict comes (its expiry to now): a CPU's delay, which
- * detection pays; kept as the longest of the link's silence (reset when
- * a tick finds frames heard). Context: bl->lock held.
- */
-static void xnic_bond_timer_late(struct xnic_bond_link *bl, struct hrtimer *t)
-{
-	s64 late = ktime_to_ns(ktime_sub(ktime_get(), hrtimer_get_expires(t)));
-
-	if (late > 0 && late > bl->silent_late_ns)
-		bl->silent_late_ns = late;
-}
-
-/*
  * The silence deadline: hb_miss intervals after the last frame heard on
  * the link, which falls between two ticks; the next tick would find the
  * link down up to an interval after it. The tick before arms it when
@@ -418,7 +427,7 @@ static enum hrtimer_restart xnic_bond_silence(struct hrtimer *t)
 
 	spin_lock(&bl->lock);
 	now = local_clock();
-	xnic_bond_timer_late(bl, t);
+	xnic_bond_timer_late(bl, t, now);
 	if (!bl->dead && bl->probing && bl->carrier &&
 	    bl->state != XNIC_LINK_STATE_DOWN &&
 	    xnic_bl_cnt(bl, XNIC_BL_RX_FRAMES) == bl->rx_seen &&
@@ -474,9 +483,8 @@ static enum hrtimer_restart xnic_bond_tick(struct hrtimer *t)
 	}
 	bl->probing = peers > 0;
 	now = local_clock();
-	xnic_bond_timer_late(bl, t);
 	queue = xnic_bond_thermal_eval(bl, now);
-	queue |= xnic_bond_eval(bl, now);
+	queue |= xnic_bond_eval(bl, t, now);
 	xnic_bond_arm_silence(bl, now);
 	if (lost) {
 		atomic_set(&bl->path_fail, 1);
