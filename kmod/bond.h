@@ -163,8 +163,8 @@ enum xnic_bond_counter {
  * @failover_us: duration of the last failover, us
  * @detect_us: of which detection (to the state change), us
  * @silent_late_ns: the longest the link's heartbeat or silence timer ran
- *	late (its expiry to its verdict, the part after the last frame
- *	heard) since a frame was last heard, ns
+ *	late (its expiry, or the last frame heard if later, to its verdict)
+ *	since a frame was last heard, ns
  * @detect_late_us: @silent_late_ns when the link was last declared DOWN
  *	for silence: the part of @detect_us a stalled CPU, not the detector,
  *	took (a stalled tick counts one miss late, the next decides), us

@@ -199,10 +199,10 @@ static int xnic_insert(struct xnic_mr_cache *c, void *addr, size_t length,
 		return slot;
 	err = xnic_reg_mr_watched(c->pd, addr, length, access, slot, mrp);
 	/* Out of pinnable memory (RLIMIT_MEMLOCK): unpin what waits. */
-	while (err == -ENOMEM && xnic_memlock_could_fit(addr, length) &&
-	       xnic_evict_one(c))
-		err = xnic_reg_mr_watched(c->pd, addr, length, access, slot,
-					  mrp);
+	if (err == -ENOMEM && xnic_memlock_could_fit(addr, length))
+		while (err == -ENOMEM && xnic_evict_one(c))
+			err = xnic_reg_mr_watched(c->pd, addr, length, access,
+						  slot, mrp);
 	if (err) {
 		xnic_slot_put(c->pd->ctx, slot);
 		return err;
