@@ -147,6 +147,9 @@ int fi_xnic_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 /* Queue an event (data: a struct fi_eq_cm_entry or fi_eq_entry). */
 int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
 		   size_t len);
+/* Queue FI_CONNREQ; its fi_info is the provider's until read. */
+int fi_xnic_eq_put_connreq(struct fi_xnic_eq *eq,
+			   const struct fi_eq_cm_entry *e, size_t len);
 /* Queue an error entry about @fid with CM data @cm (may be NULL). */
 int fi_xnic_eq_put_err(struct fi_xnic_eq *eq, fid_t fid, void *context,
 		       int err, int prov_errno, const void *cm, size_t cmlen);
@@ -192,11 +195,18 @@ int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,
 
 struct fi_xnic_pep;
 
-/* A connection request, handed to the user as fi_info.handle. */
+/*
+ * A connection request, handed to the user as fi_info.handle; its
+ * lifetime rules are in fi_xnic_connreq.c.
+ */
 struct fi_xnic_connreq {
 	struct fid fid;
-	struct fi_xnic_pep *pep;
+	struct fi_xnic_pep *pep;	/* holds a reference on it */
 	struct xnic_cm_req req;
+	struct fi_xnic_connreq *prev, *next;	/* registry (xnic_cr_lock) */
+	unsigned int refs;			/* (xnic_cr_lock) */
+	bool handle;	/* the handle holds a reference (xnic_cr_lock) */
+	bool answered;	/* accepted or rejected (pep->lock) */
 };
 
 struct fi_xnic_pep {
@@ -208,9 +218,25 @@ struct fi_xnic_pep {
 	struct fi_xnic_addr addr;
 	pthread_mutex_t lock;		/* the listener's socket */
 	pthread_t thread;
+	unsigned int refs;	/* the handle, each request (xnic_cr_lock) */
 	bool listening;
+	bool closed;			/* (lock) */
 	volatile bool stop;
 };
+
+void fi_xnic_pep_put(struct fi_xnic_pep *pep);
+struct fi_xnic_connreq *fi_xnic_connreq_new(struct fi_xnic_pep *pep,
+					    const struct xnic_cm_req *req,
+					    struct fi_info *info);
+void fi_xnic_connreq_undo(struct fi_xnic_connreq *cr);
+struct fi_xnic_connreq *fi_xnic_connreq_take(fid_t handle);
+void fi_xnic_connreq_release(struct fi_xnic_connreq *cr);
+int fi_xnic_connreq_accept(struct fi_xnic_connreq *cr, struct xnic_qp *qp,
+			   const void *data, size_t len);
+int fi_xnic_connreq_reject(struct fi_xnic_pep *pep, fid_t handle,
+			   const void *param, size_t len);
+void fi_xnic_connreq_unread(struct fi_info *info);
+void fi_xnic_connreq_abort_all(struct fi_xnic_pep *pep);
 
 int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);

@@ -117,13 +117,10 @@ static void *xnic_connect_thread(void *arg)
 static void *xnic_accept_thread(void *arg)
 {
 	struct fi_xnic_ep *ep = arg;
-	struct fi_xnic_connreq *cr = ep->connreq;
 	int err;
 
-	pthread_mutex_lock(&cr->pep->lock);
-	err = xnic_cm_accept(&cr->req, ep->qp, ep->cm_data, ep->cm_len,
-			     fi_xnic_timeout_ms());
-	pthread_mutex_unlock(&cr->pep->lock);
+	err = fi_xnic_connreq_accept(ep->connreq, ep->qp, ep->cm_data,
+				     ep->cm_len);
 	if (!err)
 		xnic_put_connected(ep, NULL, 0);
 	else
@@ -167,7 +164,8 @@ static int xnic_cm_prepare(struct fi_xnic_ep *ep, const void *param,
 		if (ret)
 			return ret;
 	}
-	memcpy(ep->cm_data, param, paramlen);
+	if (paramlen)
+		memcpy(ep->cm_data, param, paramlen);
 	ep->cm_len = paramlen;
 	return 0;
 }
@@ -267,20 +265,6 @@ void fi_xnic_ep_qp_fatal(struct fi_xnic_ep *ep)
 
 /* --------------------------- passive side --------------------------- */
 
-static int xnic_connreq_close(struct fid *fid)
-{
-	(void)fid;
-	return -FI_ENOSYS;	/* freed by fi_reject or its endpoint */
-}
-
-static struct fi_ops xnic_connreq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xnic_connreq_close,
-	.bind = fi_xnic_no_bind,
-	.control = fi_xnic_no_control,
-	.ops_open = fi_xnic_no_ops_open,
-};
-
 static void xnic_pep_connreq(struct fi_xnic_pep *pep,
 			     const struct xnic_cm_req *req)
 {
@@ -294,34 +278,29 @@ static void xnic_pep_connreq(struct fi_xnic_pep *pep,
 	struct fi_xnic_addr *peer;
 	struct fi_info *info;
 
-	cr = calloc(1, sizeof(*cr));
 	info = fi_dupinfo(pep->info);
 	peer = calloc(1, sizeof(*peer));
-	if (!cr || !info || !peer)
+	if (!info || !peer) {
+		free(peer);
+		fi_freeinfo(info);
 		goto nomem;
-	cr->fid.fclass = FI_CLASS_CONNREQ;
-	cr->fid.ops = &xnic_connreq_fi_ops;
-	cr->pep = pep;
-	cr->req = *req;
+	}
 	fi_xnic_addr_init(peer, req->remote_node, 0);
 	free(info->dest_addr);
 	info->dest_addr = peer;
 	info->dest_addrlen = sizeof(*peer);
-	info->handle = &cr->fid;
 	memset(&ev, 0, sizeof(ev));
 	ev.e.fid = &pep->pep_fid.fid;
 	ev.e.info = info;
 	memcpy(ev.e.data, req->private_data, len);
-	if (fi_xnic_eq_put(pep->eq, FI_CONNREQ, &ev, sizeof(ev.e) + len))
-		goto nomem_put;
-	return;
-nomem:
-	free(peer);
-nomem_put:
-	if (info)
-		info->handle = NULL;
+	cr = fi_xnic_connreq_new(pep, req, info);
+	if (cr && !fi_xnic_eq_put_connreq(pep->eq, &ev.e, sizeof(ev.e) + len))
+		return;
+	if (cr)
+		fi_xnic_connreq_undo(cr);
+	info->handle = NULL;
 	fi_freeinfo(info);
-	free(cr);
+nomem:
 	XNIC_WARN(FI_LOG_EP_CTRL, "no memory: connection request refused\n");
 	xnic_cm_reject((struct xnic_cm_req *)req, NULL, 0);
 }
@@ -414,21 +393,10 @@ static int xnic_reject(struct fid_pep *pep_fid, fid_t handle,
 {
 	struct fi_xnic_pep *pep = container_of(pep_fid, struct fi_xnic_pep,
 					       pep_fid);
-	struct fi_xnic_connreq *cr;
-	int err;
 
-	if (!handle || handle->fclass != FI_CLASS_CONNREQ)
-		return -FI_EINVAL;
 	if (paramlen > FI_XNIC_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
-	cr = container_of(handle, struct fi_xnic_connreq, fid);
-	if (cr->pep != pep)
-		return -FI_EINVAL;
-	pthread_mutex_lock(&pep->lock);
-	err = xnic_cm_reject(&cr->req, param, paramlen);
-	pthread_mutex_unlock(&pep->lock);
-	free(cr);
-	return fi_xnic_err(err);
+	return fi_xnic_connreq_reject(pep, handle, param, paramlen);
 }
 
 static int xnic_pep_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -476,16 +444,24 @@ static int xnic_pep_close(struct fid *fid)
 	if (pep->listening) {
 		pep->stop = true;
 		pthread_join(pep->thread, NULL);
+	}
+	/* After any accept still running on the listener. */
+	pthread_mutex_lock(&pep->lock);
+	if (pep->listening) {
+		fi_xnic_connreq_abort_all(pep);
 		xnic_cm_unlisten(pep->listener);
 		xnic_close(pep->ctx);
+		pep->listener = NULL;
+		pep->ctx = NULL;
 	}
+	pep->closed = true;
+	pthread_mutex_unlock(&pep->lock);
 	if (pep->eq) {
 		fi_xnic_eq_purge(pep->eq, &pep->pep_fid.fid);
 		__atomic_fetch_sub(&pep->eq->refs, 1, __ATOMIC_RELAXED);
 	}
-	fi_freeinfo(pep->info);
-	pthread_mutex_destroy(&pep->lock);
-	free(pep);
+	/* Freed here, or when its last request goes. */
+	fi_xnic_pep_put(pep);
 	return 0;
 }
 
@@ -547,6 +523,7 @@ int fi_xnic_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			  info->src_addr ? fi_xnic_addr_port(info->src_addr) :
 					   0);
 	pthread_mutex_init(&pep->lock, NULL);
+	pep->refs = 1;
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &xnic_pep_fi_ops;

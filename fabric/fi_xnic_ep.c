@@ -515,14 +515,8 @@ static int xnic_ep_close(struct fid *fid)
 			XNIC_WARN(FI_LOG_EP_CTRL, "destroy QP: %s\n",
 				  xnic_strerror(err));
 	}
-	if (ep->connreq) {
-		if (ep->state == FI_XNIC_EP_IDLE) {	/* never accepted */
-			pthread_mutex_lock(&ep->connreq->pep->lock);
-			xnic_cm_reject(&ep->connreq->req, NULL, 0);
-			pthread_mutex_unlock(&ep->connreq->pep->lock);
-		}
-		free(ep->connreq);
-	}
+	if (ep->connreq)	/* rejected if never accepted */
+		fi_xnic_connreq_release(ep->connreq);
 	if (ep->eq) {
 		fi_xnic_eq_purge(ep->eq, &ep->ep_fid.fid);
 		__atomic_fetch_sub(&ep->eq->refs, 1, __ATOMIC_RELAXED);
@@ -575,11 +569,6 @@ int fi_xnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, d->lim.name))
 		return -FI_EINVAL;
-	if (info->handle) {
-		if (info->handle->fclass != FI_CLASS_CONNREQ)
-			return -FI_EINVAL;
-		cr = container_of(info->handle, struct fi_xnic_connreq, fid);
-	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
@@ -589,6 +578,15 @@ int fi_xnic_endpoint(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	ep->info->handle = NULL;
+	/* Never followed before the registry knows it (a stale handle). */
+	if (info->handle) {
+		cr = fi_xnic_connreq_take(info->handle);
+		if (!cr) {
+			fi_freeinfo(ep->info);
+			free(ep);
+			return -FI_EINVAL;
+		}
+	}
 	ep->domain = d;
 	ep->connreq = cr;
 	ep->rx_cq_data = info->mode & FI_RX_CQ_DATA;

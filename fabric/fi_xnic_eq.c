@@ -20,6 +20,7 @@ struct fi_xnic_eq_ev {
 	struct fi_xnic_eq_ev *next;
 	uint32_t event;
 	bool is_err;
+	bool connreq;		/* FI_CONNREQ of the provider: info is ours */
 	size_t len;
 	struct fi_eq_err_entry err;
 	size_t err_len;
@@ -51,20 +52,20 @@ static void xnic_eq_push(struct fi_xnic_eq *eq, struct fi_xnic_eq_ev *ev)
 	pthread_mutex_unlock(&eq->lock);
 }
 
-/* A CONNREQ the user never read: its fi_info and handle are ours. */
+/*
+ * An event nobody will read. A FI_CONNREQ the provider queued: its
+ * fi_info and request are ours (fi_eq_write's events are the writer's).
+ * Not with the EQ's lock held: this takes the passive endpoint's.
+ */
 static void xnic_eq_free_ev(struct fi_xnic_eq_ev *ev)
 {
-	if (!ev->is_err && ev->event == FI_CONNREQ && ev->u.cm.info) {
-		free(container_of(ev->u.cm.info->handle,
-				  struct fi_xnic_connreq, fid));
-		ev->u.cm.info->handle = NULL;
-		fi_freeinfo(ev->u.cm.info);
-	}
+	if (ev->connreq)
+		fi_xnic_connreq_unread(ev->u.cm.info);
 	free(ev);
 }
 
-int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
-		   size_t len)
+static int xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event,
+		       const void *data, size_t len, bool connreq)
 {
 	struct fi_xnic_eq_ev *ev;
 
@@ -74,10 +75,23 @@ int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
 	if (!ev)
 		return -FI_ENOMEM;
 	ev->event = event;
+	ev->connreq = connreq;
 	ev->len = len;
 	memcpy(ev->u.bytes, data, len);
 	xnic_eq_push(eq, ev);
 	return 0;
+}
+
+int fi_xnic_eq_put(struct fi_xnic_eq *eq, uint32_t event, const void *data,
+		   size_t len)
+{
+	return xnic_eq_put(eq, event, data, len, false);
+}
+
+int fi_xnic_eq_put_connreq(struct fi_xnic_eq *eq,
+			   const struct fi_eq_cm_entry *e, size_t len)
+{
+	return xnic_eq_put(eq, FI_CONNREQ, e, len, true);
 }
 
 int fi_xnic_eq_put_err(struct fi_xnic_eq *eq, fid_t fid, void *context,
@@ -104,7 +118,7 @@ int fi_xnic_eq_put_err(struct fi_xnic_eq *eq, fid_t fid, void *context,
 
 void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 {
-	struct fi_xnic_eq_ev **pp, *ev;
+	struct fi_xnic_eq_ev **pp, *ev, *gone = NULL;
 
 	pthread_mutex_lock(&eq->lock);
 	eq->tail = NULL;
@@ -113,13 +127,18 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 
 		if (who == fid) {
 			*pp = ev->next;
-			xnic_eq_free_ev(ev);
+			ev->next = gone;
+			gone = ev;
 			continue;
 		}
 		eq->tail = ev;
 		pp = &ev->next;
 	}
 	pthread_mutex_unlock(&eq->lock);
+	while ((ev = gone)) {
+		gone = ev->next;
+		xnic_eq_free_ev(ev);
+	}
 }
 
 /* Called with the lock held: take the head off the queue. */

@@ -12,7 +12,10 @@
  *   - bad arguments: negative FI_ errors, no crash;
  *   - connect to a port nobody listens on, and to a passive endpoint that
  *     was closed: FI_ECONNREFUSED on the EQ; to a node the fabric does
- *     not know: FI_EHOSTUNREACH.
+ *     not know: FI_EHOSTUNREACH;
+ *   - connection requests handled out of order: stale handles refused
+ *     (-FI_EINVAL), a passive endpoint closed with requests pending
+ *     refuses their peers and aborts a later accept (FI_ECONNABORTED).
  * Usage: fabric_err_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
@@ -180,6 +183,132 @@ static void connect_pair(struct side *A, struct side *B, struct pair *p,
 		CHECK(t == FI_CONNECTED && ev.e.fid == &p->a->fid &&
 		      !strcmp(ev.data, "world"),
 		      "active side FI_CONNECTED with the accept's data (%d)", t);
+}
+
+/* A listens on a new passive endpoint of B; the FI_CONNREQ's info. */
+static struct fi_info *connreq_of(struct side *A, struct side *B,
+				  struct fid_pep **pep, struct fid_ep **a)
+{
+	struct fi_eq_cm_entry ev;
+	struct fi_eq_err_entry err;
+	char addr[64];
+	size_t len = sizeof(addr);
+	int t;
+
+	MUST(fi_passive_ep(B->fabric, B->info, pep, NULL));
+	MUST(fi_pep_bind(*pep, &B->eq->fid, 0));
+	MUST(fi_listen(*pep));
+	MUST(fi_getname(&(*pep)->fid, addr, &len));
+	*a = ep_open(A, A->info);
+	MUST(fi_connect(*a, addr, NULL, 0));
+	t = eq_next(B->eq, &ev, sizeof(ev), &err);
+	if (t != FI_CONNREQ) {
+		printf("Bail out! no FI_CONNREQ: %d\n", t);
+		exit(1);
+	}
+	return ev.info;
+}
+
+/* The connecting side's verdict: refused, not timed out. */
+static void refused(struct side *A, struct fid_ep *a, const char *what)
+{
+	struct fi_eq_cm_entry ev;
+	struct fi_eq_err_entry err;
+	int t = eq_next(A->eq, &ev, sizeof(ev), &err);
+
+	CHECK(t == -FI_ECONNREFUSED && err.fid == &a->fid,
+	      "%s: the connecting side is refused (%d)", what, t);
+	fi_close(&a->fid);
+}
+
+/*
+ * Connection requests handled in orders fi_cm(3) does not foresee: a
+ * stale handle is refused, never followed; a passive endpoint closed with
+ * requests not answered refuses their peers and aborts a later accept;
+ * an FI_CONNREQ written by the application stays the application's.
+ */
+static void test_connreq_lifetimes(struct side *A, struct side *B)
+{
+	struct fi_eq_attr eqa = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_eq_cm_entry ev, mine;
+	struct fi_eq_err_entry err;
+	struct fi_info *info, *own;
+	struct fid_pep *pep;
+	struct fid_ep *a, *b, *b2;
+	struct fid_eq *eq;
+	uint32_t type;
+	int t;
+
+	/* The endpoint made of it closed, then fi_reject of its handle. */
+	info = connreq_of(A, B, &pep, &a);
+	MUST(fi_endpoint(B->domain, info, &b, NULL));
+	t = fi_endpoint(B->domain, info, &b2, NULL);
+	CHECK(t == -FI_EINVAL, "a second endpoint of one request: -FI_EINVAL (%d)",
+	      t);
+	fi_close(&b->fid);
+	refused(A, a, "endpoint closed unaccepted");
+	t = fi_reject(pep, info->handle, NULL, 0);
+	CHECK(t == -FI_EINVAL,
+	      "reject after its endpoint was closed: -FI_EINVAL (%d)", t);
+	fi_freeinfo(info);
+	fi_close(&pep->fid);
+
+	/* fi_reject, then the endpoint made of it closed. */
+	info = connreq_of(A, B, &pep, &a);
+	MUST(fi_endpoint(B->domain, info, &b, NULL));
+	t = fi_reject(pep, info->handle, NULL, 0);
+	CHECK(t == 0, "reject of a request with an endpoint (%d)", t);
+	refused(A, a, "rejected");
+	t = fi_reject(pep, info->handle, NULL, 0);
+	CHECK(t == -FI_EINVAL, "reject twice: -FI_EINVAL (%d)", t);
+	CHECK(fi_close(&b->fid) == 0, "its endpoint closes");
+	fi_freeinfo(info);
+	fi_close(&pep->fid);
+
+	/* The passive endpoint closed: its peer refused, the accept aborted. */
+	info = connreq_of(A, B, &pep, &a);
+	MUST(fi_endpoint(B->domain, info, &b, NULL));
+	MUST(fi_ep_bind(b, &B->eq->fid, 0));
+	MUST(fi_ep_bind(b, &B->cq->fid, FI_TRANSMIT | FI_RECV));
+	fi_close(&pep->fid);
+	refused(A, a, "passive endpoint closed");
+	MUST(fi_accept(b, NULL, 0));
+	t = eq_next(B->eq, &ev, sizeof(ev), &err);
+	CHECK(t == -FI_ECONNABORTED && err.fid == &b->fid,
+	      "accept after its passive endpoint closed: FI_ECONNABORTED (%d)",
+	      t);
+	fi_close(&b->fid);
+	fi_freeinfo(info);
+
+	/* A request never read: refused when its passive endpoint closes. */
+	MUST(fi_passive_ep(B->fabric, B->info, &pep, NULL));
+	MUST(fi_pep_bind(pep, &B->eq->fid, 0));
+	MUST(fi_listen(pep));
+	{
+		char addr[64];
+		size_t len = sizeof(addr);
+
+		MUST(fi_getname(&pep->fid, addr, &len));
+		a = ep_open(A, A->info);
+		MUST(fi_connect(a, addr, NULL, 0));
+	}
+	t = (int)fi_eq_sread(B->eq, &type, &ev, sizeof(ev), TMO_MS, FI_PEEK);
+	CHECK(t > 0 && type == FI_CONNREQ, "FI_CONNREQ queued (%d)", t);
+	fi_close(&pep->fid);
+	refused(A, a, "passive endpoint closed, request unread");
+	t = (int)fi_eq_read(B->eq, &type, &ev, sizeof(ev), 0);
+	CHECK(t == -FI_EAGAIN, "its event went with it (%d)", t);
+
+	/* fi_eq_write's FI_CONNREQ: its fi_info stays the writer's. */
+	MUST(fi_eq_open(B->fabric, &eqa, &eq, NULL));
+	own = fi_allocinfo();
+	memset(&mine, 0, sizeof(mine));
+	mine.info = own;
+	t = (int)fi_eq_write(eq, FI_CONNREQ, &mine, sizeof(mine), 0);
+	CHECK(t == sizeof(mine), "fi_eq_write of an FI_CONNREQ (%d)", t);
+	t = fi_close(&eq->fid);
+	CHECK(t == 0, "an EQ with a written FI_CONNREQ unread closes (%d)", t);
+	fi_freeinfo(own);	/* a double free if the close had freed it */
 }
 
 static void test_getinfo(const char *dev)
@@ -394,6 +523,8 @@ int main(int argc, char **argv)
 	CHECK(t == -FI_ECONNREFUSED,
 	      "connect to a closed passive endpoint: FI_ECONNREFUSED (%d)", t);
 	fi_close(&e3->fid);
+
+	test_connreq_lifetimes(&A, &B);
 
 	/* No such node on the fabric: unreachable, at once. */
 	e3 = ep_open(&A, A.info);
