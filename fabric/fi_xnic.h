@@ -181,15 +181,30 @@ struct fi_xnic_cq {
 	struct xnic_cqe err;
 	int cq_err;			/* xnic_poll_cq() gave -EIO */
 	unsigned int refs;		/* bound endpoints */
+	unsigned int cqe_budget;	/* @cq entries no WQE may still fill */
 };
 
 int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cq, void *context);
 struct xnic_cq *fi_xnic_cq_hw(struct fi_xnic_cq *cq);
+int fi_xnic_cqe_take(unsigned int *budget, unsigned int need);
+void fi_xnic_cqe_give(unsigned int *budget, unsigned int n);
 int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,
 			  const struct fi_xnic_domain *d, uint64_t flags,
 			  const struct fi_xnic_cq *tx,
 			  const struct fi_xnic_cq *rx);
+
+/*
+ * FI_RM_ENABLED on FI_EP_MSG: every WQE may complete (a WQE posted without
+ * a completion wanted still completes on error or flush), so a post takes
+ * one entry of its CQ's cqe_budget (-FI_EAGAIN when there is none) and
+ * reading the CQE gives it back. A WQE the application wants no completion
+ * of is posted signalled all the same, with this wr_id: fi_cq_read drops
+ * its successful CQE (the entry comes back) and reports an error one with
+ * op_context NULL.
+ */
+extern const char fi_xnic_wr_quiet;
+#define FI_XNIC_WR_QUIET	((uint64_t)(uintptr_t)&fi_xnic_wr_quiet)
 
 /* ----------------------------- endpoints ---------------------------- */
 

@@ -4,7 +4,10 @@
  * becomes an fi_cq_*_entry of the CQ's format. An error CQE stops the
  * read: fi_cq_read returns -FI_EAVAIL and fi_cq_readerr hands it out with
  * prov_errno = the xnic completion status (fi_cq_strerror names it).
- * wr_id is the operation's context.
+ * wr_id is the operation's context, or FI_XNIC_WR_QUIET for an operation
+ * posted without a completion wanted: its successful CQE is dropped. Each
+ * CQE taken off the ring gives its entry back to cqe_budget (FI_EP_MSG
+ * posts take them: fi_xnic_ep.c).
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -104,14 +107,46 @@ static void xnic_fill_entry(struct fi_xnic_cq *cq, void *buf, size_t i,
 	memcpy((char *)buf + i * sz, &e, sz);
 }
 
+/* The address of a WQE's wr_id that wants no completion (fi_xnic.h). */
+const char fi_xnic_wr_quiet;
+
+/**
+ * fi_xnic_cqe_take() - promise @need entries of a CQ
+ * @budget: the CQ's entries not promised yet
+ * @need: entries wanted
+ * Return: 0, or -FI_EAGAIN when fewer than @need are left (none taken).
+ */
+int fi_xnic_cqe_take(unsigned int *budget, unsigned int need)
+{
+	unsigned int left = __atomic_load_n(budget, __ATOMIC_RELAXED);
+
+	do {
+		if (left < need)
+			return -FI_EAGAIN;
+	} while (!__atomic_compare_exchange_n(budget, &left, left - need,
+					      false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+/**
+ * fi_xnic_cqe_give() - give back entries fi_xnic_cqe_take() promised
+ * @budget: as for fi_xnic_cqe_take()
+ * @n: entries: read from the CQ, or never to be written
+ */
+void fi_xnic_cqe_give(unsigned int *budget, unsigned int n)
+{
+	__atomic_fetch_add(budget, n, __ATOMIC_RELAXED);
+}
+
 static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 				   size_t count, fi_addr_t *src)
 {
-	size_t i;
+	size_t i = 0;
 
 	if (cq->err_pending)
 		return -FI_EAVAIL;
-	for (i = 0; i < count; i++) {
+	while (i < count) {
 		struct xnic_cqe c;
 		int n = xnic_poll_cq(cq->cq, &c, 1);
 
@@ -121,14 +156,21 @@ static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 		}
 		if (!n)
 			break;
+		/* Its ring entry is free again. */
+		fi_xnic_cqe_give(&cq->cqe_budget, 1);
 		if (c.status != XNIC_WC_SUCCESS) {
+			if (c.wr_id == FI_XNIC_WR_QUIET)
+				c.wr_id = 0;
 			cq->err = c;
 			cq->err_pending = true;
 			break;
 		}
+		if (c.wr_id == FI_XNIC_WR_QUIET)
+			continue;	/* no completion was asked for */
 		xnic_fill_entry(cq, buf, i, &c);
 		if (src)
 			src[i] = FI_ADDR_NOTAVAIL;
+		i++;
 	}
 	if (i)
 		return (ssize_t)i;
@@ -561,6 +603,7 @@ int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	}
 	pthread_mutex_init(&cq->lock, NULL);
 	cq->domain = d;
+	cq->cqe_budget = (unsigned int)size;
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &xnic_cq_fi_ops;

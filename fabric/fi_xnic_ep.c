@@ -52,6 +52,29 @@ static int xnic_errno_post(int err)
 	}
 }
 
+/*
+ * FI_RM_ENABLED: each WQE holds an entry of the CQ it completes on until
+ * fi_cq_read takes its CQE (fi_xnic.h), so the CQ cannot overflow: with
+ * none left the post is -FI_EAGAIN. The CQs are the QP's (xnic_ep_enable).
+ */
+static struct fi_xnic_cq *xnic_ep_scq(struct fi_xnic_ep *ep)
+{
+	return ep->tx_cq ? ep->tx_cq : ep->rx_cq;
+}
+
+static struct fi_xnic_cq *xnic_ep_rcq(struct fi_xnic_ep *ep)
+{
+	return ep->rx_cq ? ep->rx_cq : ep->tx_cq;
+}
+
+/* Whether a post that returned @err left no WQE (its entry comes back). */
+static bool xnic_post_none(int err)
+{
+	/* Any other error is the doorbell's: the WQE was published. */
+	return err == -EAGAIN || err == -ENOTCONN || err == -EINVAL ||
+	       err == -EOVERFLOW;
+}
+
 /* libxnic's post function of @opcode. */
 static int xnic_post_op(struct xnic_qp *qp, uint8_t opcode,
 			const struct xnic_sge *sg, unsigned int nsge,
@@ -76,7 +99,8 @@ static int xnic_post_op(struct xnic_qp *qp, uint8_t opcode,
 /*
  * One SQ operation. flags: FI_INJECT (copy now, no descriptor needed),
  * FI_COMPLETION, FI_REMOTE_CQ_DATA (with @data); @signal is whether a
- * successful completion is wanted.
+ * successful completion is wanted. -FI_EAGAIN when the SQ or its CQ is
+ * full.
  */
 static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 			    const struct iovec *iov, void **desc,
@@ -85,7 +109,9 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 			    void *context)
 {
 	struct xnic_sge sg[XNIC_MAX_SGE];
-	unsigned int xf = signal ? XNIC_WQE_F_SIGNALED : 0;
+	/* Signalled always: its CQE gives back its entry (FI_XNIC_WR_QUIET). */
+	unsigned int xf = XNIC_WQE_F_SIGNALED;
+	struct fi_xnic_cq *cq;
 	bool need_inline;
 	uint64_t len = 0;
 	size_t i;
@@ -118,11 +144,17 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 	}
 	if (data > UINT32_MAX)
 		return -FI_EINVAL;	/* cq_data_size is 4 */
+	cq = xnic_ep_scq(ep);
+	if (fi_xnic_cqe_take(&cq->cqe_budget, 1))
+		return -FI_EAGAIN;
 	pthread_mutex_lock(&ep->tx_lock);
 	err = xnic_post_op(ep->qp, opcode, sg, (unsigned int)count, raddr,
 			   (uint32_t)key, htonl((uint32_t)data),
-			   (uintptr_t)context, xf);
+			   signal ? (uintptr_t)context : FI_XNIC_WR_QUIET,
+			   xf);
 	pthread_mutex_unlock(&ep->tx_lock);
+	if (xnic_post_none(err))
+		fi_xnic_cqe_give(&cq->cqe_budget, 1);
 	return xnic_errno_post(err);
 }
 
@@ -148,6 +180,7 @@ static ssize_t xnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 {
 	struct fi_xnic_ep *ep = container_of(ep_fid, struct fi_xnic_ep, ep_fid);
 	struct xnic_sge sg[XNIC_MAX_RECV_SGE];
+	struct fi_xnic_cq *cq;
 	bool need_inline;
 	int err;
 
@@ -160,10 +193,15 @@ static ssize_t xnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 		return err;
 	if (need_inline)
 		return -FI_EINVAL;	/* a receive buffer needs its desc */
+	cq = xnic_ep_rcq(ep);
+	if (fi_xnic_cqe_take(&cq->cqe_budget, 1))
+		return -FI_EAGAIN;
 	pthread_mutex_lock(&ep->rx_lock);
 	err = xnic_post_recv(ep->qp, sg, (unsigned int)count,
 			     (uintptr_t)context);
 	pthread_mutex_unlock(&ep->rx_lock);
+	if (xnic_post_none(err))
+		fi_xnic_cqe_give(&cq->cqe_budget, 1);
 	return xnic_errno_post(err);
 }
 

@@ -7,6 +7,10 @@
  *   - RMA write, writedata (consumes a receive: FI_RX_CQ_DATA), read;
  *   - a write with a wrong key: an error completion, FI_EACCES, prov_errno
  *     the xnic status, fi_cq_strerror's text; target bytes untouched;
+ *   - FI_RM_ENABLED: more signalled sends, injects and receives than a
+ *     64-entry CQ holds: posts return -FI_EAGAIN until completions are
+ *     read, none is lost (each completes and arrives once, in order), no
+ *     -FI_EOVERRUN, also when fi_shutdown flushes a full CQ's work;
  *   - fi_shutdown on one side: FI_SHUTDOWN on the other's EQ;
  *   - fi_getinfo with hints xnic cannot meet: -FI_ENODATA;
  *   - bad arguments: negative FI_ errors, no crash;
@@ -311,6 +315,227 @@ static void test_connreq_lifetimes(struct side *A, struct side *B)
 	fi_freeinfo(own);	/* a double free if the close had freed it */
 }
 
+#define CQ_SMALL	64	/* entries of the CQs of test_cq_full() */
+#define CQ_MSGS		500	/* messages sent through them */
+
+/*
+ * Receives taken off @cq: each must hold the next sequence number of
+ * @seq (its buffer is slot ctx - 1 of @rb) and is posted again when
+ * @desc. Return the number, or a negative FI_ errno of fi_cq_read (an
+ * error entry is read and counted as -FI_EAVAIL).
+ */
+static ssize_t cq_full_recv(struct fid_cq *cq, struct fid_ep *ep, char *rb,
+			    void *desc, int *seq, int *bad)
+{
+	struct fi_cq_data_entry c[16];
+	struct fi_cq_err_entry ce;
+	ssize_t n, i;
+
+	n = fi_cq_read(cq, c, 16);
+	if (n == -FI_EAVAIL) {
+		fi_cq_readerr(cq, &ce, 0);
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		uintptr_t slot = (uintptr_t)c[i].op_context - 1;
+		int v;
+
+		if (slot >= CQ_SMALL) {
+			(*bad)++;
+			continue;
+		}
+		memcpy(&v, rb + slot * 8, sizeof(v));
+		if (v != (*seq)++ || !(c[i].flags & FI_RECV))
+			(*bad)++;
+		if (desc &&
+		    fi_recv(ep, rb + slot * 8, 8, desc, 0, c[i].op_context))
+			(*bad)++;
+	}
+	return n;
+}
+
+/*
+ * FI_RM_ENABLED: an FI_EP_MSG endpoint on CQs of CQ_SMALL entries. Posts
+ * beyond what the CQ can hold return -FI_EAGAIN; once completions are
+ * read the rest goes through, nothing lost and nothing twice.
+ */
+static void test_cq_full(struct side *A, struct side *B)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA,
+				  .size = CQ_SMALL };
+	struct fi_cq_data_entry c[16];
+	struct fi_cq_err_entry ce;
+	struct fi_eq_err_entry ee;
+	struct fi_eq_cm_entry ev;
+	struct side a = *A, b = *B;
+	void *adesc = fi_mr_desc(A->mr), *bdesc = fi_mr_desc(B->mr);
+	char *rb = B->buf + 60000;
+	int i, sent, scomp, rseq, eagain, bad, errs, ok, canceled, t;
+	ssize_t n, r, last, overrun;
+	struct pair p;
+
+	MUST(fi_cq_open(A->domain, &cqa, &a.cq, NULL));
+	MUST(fi_cq_open(B->domain, &cqa, &b.cq, NULL));
+	connect_pair(&a, &b, &p, false);
+
+	/* Receives: one CQ entry each. */
+	for (i = 0; i < 4 * CQ_SMALL; i++) {
+		r = fi_recv(p.b, rb + i * 8, 8, bdesc, 0,
+			    (void *)(uintptr_t)(i + 1));
+		if (r)
+			break;
+	}
+	CHECK(i == CQ_SMALL && r == -FI_EAGAIN,
+	      "receives on a %d-entry CQ: -FI_EAGAIN after %d (%zd)",
+	      CQ_SMALL, i, r);
+
+	/* Signalled sends: more than the CQ holds. */
+	sent = scomp = rseq = eagain = bad = errs = 0;
+	overrun = 0;
+	for (i = 0; i < TMO_MS * 10 && !overrun &&
+	     (scomp < CQ_MSGS || rseq < CQ_MSGS); i++) {
+		if (sent < CQ_MSGS) {
+			memcpy(A->buf + sent * 8, &sent, sizeof(sent));
+			r = fi_send(p.a, A->buf + sent * 8, 8, adesc, 0,
+				    (void *)(uintptr_t)(sent + 1));
+			if (!r) {
+				sent++;
+				continue;
+			}
+			if (r != -FI_EAGAIN) {
+				overrun = r;
+				break;
+			}
+			eagain++;
+		}
+		n = fi_cq_read(a.cq, c, 16);
+		if (n == -FI_EAVAIL) {
+			fi_cq_readerr(a.cq, &ce, 0);
+			errs++;
+		} else if (n < 0 && n != -FI_EAGAIN) {
+			overrun = n;
+		}
+		for (t = 0; t < n; t++)
+			if (c[t].op_context != (void *)(uintptr_t)++scomp ||
+			    !(c[t].flags & FI_SEND))
+				bad++;
+		n = cq_full_recv(b.cq, p.b, rb, bdesc, &rseq, &bad);
+		if (n == -FI_EAVAIL)
+			errs++;
+		else if (n < 0 && n != -FI_EAGAIN)
+			overrun = n;
+		if (n <= 0)
+			usleep(50);
+	}
+	CHECK(eagain && !overrun,
+	      "%d signalled sends on a %d-entry CQ: -FI_EAGAIN (%d times), "
+	      "no -FI_EOVERRUN (%zd)", CQ_MSGS, CQ_SMALL, eagain, overrun);
+	CHECK(sent == CQ_MSGS && scomp == CQ_MSGS && rseq == CQ_MSGS &&
+	      !bad && !errs,
+	      "each send completed once and arrived once, in order "
+	      "(%d posted, %d completed, %d received, %d wrong, %d errors)",
+	      sent, scomp, rseq, bad, errs);
+
+	/* Injects want no completion, but each holds an entry till read. */
+	sent = eagain = 0;
+	rseq = bad = errs = 0;
+	overrun = 0;
+	for (i = 0; i < TMO_MS * 10 && !overrun && rseq < CQ_MSGS; i++) {
+		if (sent < CQ_MSGS) {
+			r = fi_inject(p.a, &sent, sizeof(sent), 0);
+			if (!r) {
+				sent++;
+				continue;
+			}
+			if (r != -FI_EAGAIN) {
+				overrun = r;
+				break;
+			}
+			eagain++;
+		}
+		n = fi_cq_read(a.cq, c, 16);
+		if (n > 0 || n == -FI_EAVAIL)
+			bad++;		/* none was asked for */
+		else if (n != -FI_EAGAIN)
+			overrun = n;
+		n = cq_full_recv(b.cq, p.b, rb, bdesc, &rseq, &bad);
+		if (n == -FI_EAVAIL)
+			errs++;
+		else if (n < 0 && n != -FI_EAGAIN)
+			overrun = n;
+		if (n <= 0)
+			usleep(50);
+	}
+	CHECK(eagain && !overrun && sent == CQ_MSGS && rseq == CQ_MSGS &&
+	      !bad && !errs,
+	      "%d injects on a %d-entry CQ: -FI_EAGAIN (%d times), no "
+	      "completion, each arrived once, in order (%d received, %d "
+	      "wrong, %d errors, %zd)", CQ_MSGS, CQ_SMALL, eagain, rseq, bad,
+	      errs, overrun);
+
+	/* The injects' CQEs (none reported) give their entries back. */
+	for (i = 0; i < 200; i++) {
+		if (fi_cq_read(a.cq, c, 16) != -FI_EAGAIN)
+			bad++;
+		usleep(1000);
+	}
+	/* Use up B's receives, not posted again. */
+	rseq = scomp = 0;
+	for (sent = 0; sent < CQ_SMALL; sent++) {
+		memcpy(A->buf + sent * 8, &sent, sizeof(sent));
+		if (fi_send(p.a, A->buf + sent * 8, 8, adesc, 0,
+			    (void *)(uintptr_t)(sent + 1)))
+			break;
+	}
+	for (i = 0; i < TMO_MS && (scomp < CQ_SMALL || rseq < CQ_SMALL);
+	     i++) {
+		n = fi_cq_read(a.cq, c, 16);
+		scomp += n > 0 ? (int)n : 0;
+		if (n == -FI_EAVAIL || cq_full_recv(b.cq, p.b, rb, NULL, &rseq,
+						    &bad) == -FI_EAVAIL)
+			errs++;
+		usleep(1000);
+	}
+	CHECK(sent == CQ_SMALL && scomp == CQ_SMALL && rseq == CQ_SMALL &&
+	      !bad && !errs,
+	      "the injects gave their CQ entries back: %d more sends "
+	      "posted, %d completed, %d received (%d wrong, %d errors)", sent,
+	      scomp, rseq, bad, errs);
+
+	/* A full CQ of sends no receive waits for, flushed by fi_shutdown. */
+	for (sent = 0; sent < 4 * CQ_SMALL; sent++)
+		if (fi_send(p.a, A->buf, 8, adesc, 0, A))
+			break;
+	MUST(fi_shutdown(p.a, 0));
+	t = eq_next(B->eq, &ev, sizeof(ev), &ee);
+	ok = canceled = 0;
+	last = 0;
+	for (i = 0; i < 2000 && ok + canceled < sent; i++) {
+		n = fi_cq_read(a.cq, c, 16);
+		if (n > 0) {
+			ok += (int)n;
+		} else if (n == -FI_EAVAIL) {
+			if (fi_cq_readerr(a.cq, &ce, 0) == 1 &&
+			    ce.err == FI_ECANCELED && ce.op_context == A)
+				canceled++;
+		} else if (n != -FI_EAGAIN) {
+			last = n;
+			break;
+		} else {
+			usleep(1000);
+		}
+	}
+	CHECK(t == FI_SHUTDOWN && sent == CQ_SMALL && !ok &&
+	      canceled == sent && !last,
+	      "fi_shutdown with %d sends holding the whole CQ: %d completed, "
+	      "%d canceled, no -FI_EOVERRUN (%zd)", sent, ok, canceled, last);
+	fi_close(&p.a->fid);
+	fi_close(&p.b->fid);
+	fi_close(&p.pep->fid);
+	MUST(fi_close(&a.cq->fid));
+	MUST(fi_close(&b.cq->fid));
+}
+
 static void test_getinfo(const char *dev)
 {
 	struct fi_info *h, *info = NULL;
@@ -491,6 +716,8 @@ int main(int argc, char **argv)
 		;
 	while (fi_cq_read(B.cq, &c, 1) > 0 || fi_cq_readerr(B.cq, &ce, 0) > 0)
 		;
+
+	test_cq_full(&A, &B);
 
 	/* fi_shutdown: the peer's EQ says FI_SHUTDOWN. */
 	connect_pair(&A, &B, &q, false);
