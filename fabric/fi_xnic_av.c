@@ -5,6 +5,7 @@
  * and FI_AV_TABLE alike (a map may hand out any value). Inserting is
  * synchronous: no EQ is needed or taken.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +13,34 @@
 #include "fi_xnic_rdm.h"
 
 #define XNIC_AV_DEF_SIZE	64
+/*
+ * fi_av_open's count is only a hint (fi_av(3): the expected number of
+ * addresses): the table is made for at most this many up front and grows
+ * on insert, so a huge hint neither fails nor zeroes gigabytes.
+ */
+#define XNIC_AV_MAX_HINT	65536
+/* The most entries the table can have: its bytes fit a ptrdiff_t. */
+#define XNIC_AV_MAX_SIZE	(PTRDIFF_MAX / sizeof(struct fi_xnic_addr))
 
-/* Grow the table to at least @want entries; called with the lock held. */
+/*
+ * Grow the table to at least @want entries; called with the lock held.
+ * Return: 0; -FI_ENOMEM when @want entries cannot be allocated (above
+ * XNIC_AV_MAX_SIZE, or realloc failed): the table is left as it was.
+ */
 static int xnic_av_grow(struct fi_xnic_av *av, size_t want)
 {
 	struct fi_xnic_addr *a;
 	size_t size = av->size ? av->size : XNIC_AV_DEF_SIZE;
 
+	/* Bounded, so that doubling cannot wrap size (to 0) nor the bytes. */
+	if (want > XNIC_AV_MAX_SIZE)
+		return -FI_ENOMEM;
 	while (size < want)
-		size *= 2;
+		size = size > XNIC_AV_MAX_SIZE / 2 ? XNIC_AV_MAX_SIZE :
+		       size * 2;
 	if (size == av->size)
 		return 0;
+	/* size >= XNIC_AV_DEF_SIZE: never realloc(p, 0), which frees p. */
 	a = realloc(av->addrs, size * sizeof(*a));
 	if (!a)
 		return -FI_ENOMEM;
@@ -47,7 +65,9 @@ static int xnic_av_insert(struct fid_av *av_fid, const void *addr,
 	if (count && !addr)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&av->lock);
-	err = xnic_av_grow(av, av->count + count);
+	/* av->count + count must not wrap (count is the caller's). */
+	err = count > XNIC_AV_MAX_SIZE - av->count ? -FI_ENOMEM :
+	      xnic_av_grow(av, av->count + count);
 	if (err) {
 		pthread_mutex_unlock(&av->lock);
 		return err;
@@ -237,8 +257,10 @@ static struct fi_ops_av xnic_av_ops = {
 /**
  * fi_xnic_av_open() - fi_av_open(3)
  * @domain: domain
- * @attr: FI_AV_MAP, FI_AV_TABLE or FI_AV_UNSPEC; count is a size hint;
- *	no flags (no FI_EVENT, FI_READ, FI_SYMMETRIC), no name
+ * @attr: FI_AV_MAP, FI_AV_TABLE or FI_AV_UNSPEC; count is a size hint
+ *	(room for at most XNIC_AV_MAX_HINT entries is made up front, any
+ *	larger hint is taken as that; the table grows on insert); no
+ *	flags (no FI_EVENT, FI_READ, FI_SYMMETRIC), no name
  * @avp: the new AV
  * @context: its context
  * Return: 0; -FI_EINVAL; -FI_ENOSYS for what is not offered; -FI_ENOMEM.
@@ -260,7 +282,8 @@ int fi_xnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		return -FI_ENOMEM;
-	if (attr->count && xnic_av_grow(av, attr->count)) {
+	if (attr->count && xnic_av_grow(av, attr->count < XNIC_AV_MAX_HINT ?
+					 attr->count : XNIC_AV_MAX_HINT)) {
 		free(av);
 		return -FI_ENOMEM;
 	}

@@ -15,17 +15,22 @@
  *   - fi_cancel of a posted receive: FI_ECANCELED;
  *   - bad input: an fi_addr not in the AV, an address nobody listens on
  *     (FI_ECONNREFUSED), iov counts over the limit, fi_getinfo for
- *     FI_EP_RDM with FI_RMA (FI_ENODATA).
+ *     FI_EP_RDM with FI_RMA (FI_ENODATA);
+ *   - AV count hints of 2^62 and 2^63 + 1 (fi_av_open neither hangs nor
+ *     fails, the addresses inserted read back), inserts of 2^62 and
+ *     SIZE_MAX addresses (FI_ENOMEM, the table intact).
  * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -265,6 +270,68 @@ static void bad_input(struct side *a, struct side *b, const char *dev)
 	fi_freeinfo(h);
 }
 
+#define AV_N	256		/* addresses inserted into a hinted AV */
+
+/* A call of av_hints() that does not return fails instead of hanging. */
+static void av_hung(int sig)
+{
+	(void)sig;
+	/* Not async-signal-safe, but the test only spins in the provider. */
+	printf("not ok %d - fi_av_open/fi_av_insert hung\n", num + 1);
+	fflush(stdout);
+	_exit(1);
+}
+
+/*
+ * fi_av_open's count is only a hint (fi_av(3)): a huge one neither hangs
+ * nor makes a table too short for what is inserted; an insert of more
+ * addresses than can be allocated fails with -FI_ENOMEM and leaves the
+ * table intact (the entries inserted before read back).
+ */
+static void av_hints(struct side *s)
+{
+	static const uint64_t hint[] = { 1ULL << 62, (1ULL << 63) + 1 };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	static char names[AV_N * 64];	/* AV_N addresses in a row */
+	fi_addr_t fa[AV_N];
+	struct fid_av *av;
+	char out[64];
+	size_t i, len;
+	int h, r, bad;
+
+	for (i = 0; i < AV_N; i++)
+		memcpy(names + i * s->namelen, s->name, s->namelen);
+	signal(SIGALRM, av_hung);
+	for (h = 0; h < 2; h++) {
+		ava.count = hint[h];
+		alarm(10);
+		r = fi_av_open(s->domain, &ava, &av, NULL);
+		alarm(0);
+		CHECK(r == 0, "fi_av_open with count %#llx (a hint): 0 (%d)",
+		      (unsigned long long)hint[h], r);
+		if (r)
+			continue;
+		r = fi_av_insert(av, names, AV_N, fa, 0, NULL);
+		alarm(10);
+		CHECK(fi_av_insert(av, names, (size_t)1 << 62, NULL, 0, NULL) ==
+		      -FI_ENOMEM && fi_av_insert(av, names, SIZE_MAX, NULL, 0,
+						NULL) == -FI_ENOMEM,
+		      "fi_av_insert of 2^62 and SIZE_MAX addresses: "
+		      "-FI_ENOMEM");
+		alarm(0);
+		for (i = 0, bad = -1; i < AV_N && bad < 0; i++) {
+			len = sizeof(out);
+			if (fa[i] != i || fi_av_lookup(av, fa[i], out, &len) ||
+			    len != s->namelen || memcmp(out, s->name, len))
+				bad = (int)i;
+		}
+		CHECK(r == AV_N && bad < 0, "then %d addresses inserted into "
+		      "it read back (%d, first bad %d)", AV_N, r, bad);
+		fi_close(&av->fid);
+	}
+	signal(SIGALRM, SIG_DFL);
+}
+
 /*
  * Rendezvous buffers stay registered in the provider's cache between
  * messages: after both buffers were replaced by new memory at the same
@@ -466,6 +533,7 @@ int main(int argc, char **argv)
 	remapped(&A, &B);
 	flood(argv[1], argv[2]);
 	bad_input(&A, &B, argv[1]);
+	av_hints(&A);
 
 	side_close(&A);
 	side_close(&B);
