@@ -197,6 +197,14 @@ static void xnic_peek(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r,
 	}
 }
 
+/*
+ * Post a receive (FI_MSG or FI_TAGGED in @flags); with FI_PEEK look for
+ * an unexpected message instead (FI_CLAIM: claim it for @context); with
+ * FI_CLAIM alone take the message an FI_PEEK | FI_CLAIM of @context
+ * claimed. Return: 0; -FI_EOPBADSTATE before fi_enable; -FI_EINVAL: no
+ * @buf for @len, FI_CLAIM with a NULL @context, or nothing claimed by
+ * @context; -FI_ENOMEM.
+ */
 static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 			     fi_addr_t src, uint64_t tag, uint64_t ignore,
 			     uint64_t flags, void *context)
@@ -208,6 +216,12 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
 	if (len && !buf)
+		return -FI_EINVAL;
+	/*
+	 * A claim is known by its context (fi_tagged(3): FI_CLAIM needs a
+	 * struct fi_context); NULL is the claim of every unclaimed message.
+	 */
+	if ((flags & FI_CLAIM) && !context)
 		return -FI_EINVAL;
 	r = fi_xnic_rdm_req_new(FI_XNIC_RDM_REQ_RECV);
 	if (!r)

@@ -9,7 +9,8 @@
  *     checked; tag ignore bits; FI_MSG beside FI_TAGGED;
  *   - a message to the endpoint itself (loopback);
  *   - FI_PEEK with nothing there: FI_ENOMSG; FI_PEEK | FI_CLAIM, then the
- *     claimed receive;
+ *     claimed receive; FI_CLAIM and FI_PEEK | FI_CLAIM with a NULL
+ *     context: FI_EINVAL, the message left for a receive;
  *   - truncation, eager and rendezvous: FI_ETRUNC with olen, the bytes
  *     that fit placed, the sender's send completes;
  *   - fi_cancel of a posted receive: FI_ECANCELED;
@@ -139,6 +140,21 @@ static int next(struct side *s, struct side *o, struct fi_cq_tagged_entry *c,
 	return 0;
 }
 
+/* Read @s's CQ for @ms, progressing @o; the number of completions. */
+static int drain(struct side *s, struct side *o, int ms)
+{
+	long long end = now_ms() + ms;
+	struct fi_cq_tagged_entry c;
+	int n = 0;
+
+	while (now_ms() < end) {
+		if (fi_cq_read(s->cq, &c, 1) == 1)
+			n++;
+		fi_cq_read(o->cq, &c, 0);
+	}
+	return n;
+}
+
 static void fill(char *p, size_t n, unsigned int seed)
 {
 	size_t i;
@@ -234,6 +250,25 @@ static void peek_claim(struct side *a, struct side *b)
 	r = next(b, a, &c, NULL, &e);
 	CHECK(r == 1 && c.len == 8 && !strcmp(b->rx, "claimed"),
 	      "FI_CLAIM receives the claimed message (r %d)", r);
+
+	/* A claim needs its context: NULL claims nothing, takes nothing. */
+	strcpy(a->tx, "unclaimed");
+	MUST(fi_tsend(a->ep, a->tx, 10, NULL, a->peer, 98, a));
+	next(a, b, &c, NULL, &e);
+	memset(b->rx, 0, 64);
+	m.tag = 98;
+	m.context = NULL;
+	r = (int)fi_trecvmsg(b->ep, &m, FI_CLAIM);
+	CHECK(r == -FI_EINVAL && drain(b, a, 300) == 0 && !b->rx[0],
+	      "FI_CLAIM with a NULL context, nothing claimed: -FI_EINVAL, "
+	      "no message taken (%d)", r);
+	r = (int)fi_trecvmsg(b->ep, &m, FI_PEEK | FI_CLAIM);
+	CHECK(r == -FI_EINVAL && drain(b, a, 300) == 0,
+	      "FI_PEEK | FI_CLAIM with a NULL context: -FI_EINVAL (%d)", r);
+	MUST(fi_trecv(b->ep, b->rx, 64, NULL, FI_ADDR_UNSPEC, 98, 0, b));
+	r = next(b, a, &c, NULL, &e);
+	CHECK(r == 1 && c.op_context == b && !strcmp(b->rx, "unclaimed"),
+	      "the message stays for a receive (r %d)", r);
 }
 
 static void bad_input(struct side *a, struct side *b, const char *dev)
@@ -375,21 +410,6 @@ static void remapped(struct side *a, struct side *b)
 #define FLOOD	100		/* fi_tsend, then as many fi_tinject */
 #define FLOOD_LEN 1024		/* above the inline size: takes a credit */
 #define CREDITS	64		/* FI_XNIC_RDM_CREDITS */
-
-/* Read @s's CQ for @ms, progressing @o; the number of completions. */
-static int drain(struct side *s, struct side *o, int ms)
-{
-	long long end = now_ms() + ms;
-	struct fi_cq_tagged_entry c;
-	int n = 0;
-
-	while (now_ms() < end) {
-		if (fi_cq_read(s->cq, &c, 1) == 1)
-			n++;
-		fi_cq_read(o->cq, &c, 0);
-	}
-	return n;
-}
 
 /* Post a send, progressing both ends while it is refused for room. */
 #define POST(call, a, b) do {						\
