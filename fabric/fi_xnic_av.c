@@ -92,6 +92,7 @@ static int xnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			  size_t count, uint64_t flags)
 {
 	struct fi_xnic_av *av = container_of(av_fid, struct fi_xnic_av, av_fid);
+	bool removed = false;
 	int ret = 0;
 	size_t i;
 
@@ -107,7 +108,14 @@ static int xnic_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			continue;
 		}
 		av->addrs[fi_addr[i]].sin6_family = 0;
+		removed = true;
 	}
+	/*
+	 * Endpoints cache connections by fi_addr: the count tells them to
+	 * look again (fi_xnic_rdm_av_sync()); release: after the entries.
+	 */
+	if (removed)
+		__atomic_fetch_add(&av->removed, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&av->lock);
 	return ret;
 }

@@ -299,6 +299,40 @@ static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 }
 
 /**
+ * fi_xnic_rdm_av_sync() - forget the fi_addrs the AV no longer has
+ * @ep: endpoint, its lock held
+ *
+ * After an fi_av_remove of the endpoint's AV, the connections cached by
+ * fi_addr (@tx), the fi_addr each connection reports as its messages'
+ * source and that of the unexpected messages are looked up in the AV
+ * again, so that a removed fi_addr is neither sent to nor reported. The
+ * connections themselves stay: the peer may still send on them, and the
+ * address inserted again uses them. One atomic load when nothing was
+ * removed.
+ */
+void fi_xnic_rdm_av_sync(struct fi_xnic_rdm_ep *ep)
+{
+	struct fi_xnic_rdm_conn *c;
+	struct fi_xnic_rdm_req *u;
+	unsigned long removed;
+	int i;
+
+	if (!ep->av)
+		return;
+	removed = __atomic_load_n(&ep->av->removed, __ATOMIC_ACQUIRE);
+	if (removed == ep->av_removed)
+		return;
+	ep->av_removed = removed;
+	if (ep->ntx)
+		memset(ep->tx, 0, ep->ntx * sizeof(*ep->tx));
+	for (c = ep->conns; c; c = c->next)
+		c->peer = FI_ADDR_NOTAVAIL;
+	for (i = 0; i < 2; i++)
+		for (u = ep->unexp[i].head; u; u = u->next)
+			u->addr = FI_ADDR_NOTAVAIL;
+}
+
+/**
  * fi_xnic_rdm_conn_get() - the connection to @dest
  * @ep: endpoint, its lock held (dropped while connecting or waiting)
  * @dest: an fi_addr of the endpoint's AV
@@ -320,6 +354,7 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 	int err;
 
 	*connp = NULL;
+	fi_xnic_rdm_av_sync(ep);	/* @tx holds no removed fi_addr */
 	if (dest < ep->ntx && ep->tx[dest]) {
 		*connp = ep->tx[dest];
 		return ep->tx[dest]->dead ? -FI_ECONNRESET : 0;

@@ -260,6 +260,8 @@ struct fi_xnic_rdm_req {
  * @conn_cond: signalled when a connection gets ready or fails
  * @tx: ready connections by fi_addr (@ntx entries): a cache of @conns
  * @ntx: see @tx
+ * @av_removed: @av's removed count when @tx, the connections' @peer and
+ *	the unexpected messages' @addr were last checked against the AV
  * @posted: posted receives, [0] FI_MSG, [1] FI_TAGGED
  * @unexp: unexpected messages, [0] FI_MSG, [1] FI_TAGGED
  * @txmem: send bounce buffers (@txmr), @txfree their free list
@@ -292,6 +294,7 @@ struct fi_xnic_rdm_ep {
 	pthread_cond_t conn_cond;
 	struct fi_xnic_rdm_conn **tx;
 	size_t ntx;
+	unsigned long av_removed;
 	struct fi_xnic_rdm_queue posted[2], unexp[2];
 	void *txmem;
 	struct xnic_mr *txmr;
@@ -315,6 +318,7 @@ int fi_xnic_rdm_endpoint(struct fid_domain *domain, struct fi_info *info,
 			 struct fid_ep **ep, void *context);
 int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 			 struct fi_xnic_rdm_conn **connp);
+void fi_xnic_rdm_av_sync(struct fi_xnic_rdm_ep *ep);
 
 #define XNIC_HDR	sizeof(struct fi_xnic_rdm_hdr)
 
@@ -353,7 +357,10 @@ void fi_xnic_rdm_deliver(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r,
 			 struct fi_xnic_rdm_req *u);
 bool fi_xnic_rdm_match(const struct fi_xnic_rdm_req *r, fi_addr_t src,
 		       uint64_t tag);
-/* The fi_addr of what arrives on @c (NULL: this endpoint). */
+/*
+ * The fi_addr of what arrives on @c (NULL: this endpoint), as the AV has
+ * it now: FI_ADDR_NOTAVAIL when not (or no longer) there.
+ */
 fi_addr_t fi_xnic_rdm_src(struct fi_xnic_rdm_ep *ep,
 			  struct fi_xnic_rdm_conn *c);
 void fi_xnic_rdm_progress(struct fi_xnic_rdm_ep *ep);
@@ -371,6 +378,9 @@ struct fi_xnic_av {
 	struct fi_xnic_addr *addrs;	/* by fi_addr; family 0: free */
 	size_t count, size;
 	unsigned int refs;		/* bound endpoints */
+	/* fi_av_remove calls that removed something: endpoints compare it
+	 * with what they cached (fi_xnic_rdm_av_sync()) */
+	unsigned long removed;
 };
 
 int fi_xnic_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

@@ -424,6 +424,7 @@ fi_addr_t fi_xnic_rdm_src(struct fi_xnic_rdm_ep *ep,
 	if (!c)
 		return fi_xnic_av_find(ep->av, fi_xnic_addr_node(&ep->addr),
 				       fi_xnic_addr_port(&ep->addr));
+	fi_xnic_rdm_av_sync(ep);		/* removed since? */
 	if (c->peer == FI_ADDR_NOTAVAIL)	/* inserted since? */
 		c->peer = fi_xnic_av_find(ep->av, c->node, c->port);
 	return c->peer;

@@ -17,6 +17,8 @@
  *   - bad input: an fi_addr not in the AV, an address nobody listens on
  *     (FI_ECONNREFUSED), iov counts over the limit, fi_getinfo for
  *     FI_EP_RDM with FI_RMA (FI_ENODATA);
+ *   - fi_av_remove of an fi_addr already sent to: a send to it
+ *     FI_EINVAL, the peer's other fi_addr goes on and is its source;
  *   - AV count hints of 2^62 and 2^63 + 1 (fi_av_open neither hangs nor
  *     fails, the addresses inserted read back), inserts of 2^62 and
  *     SIZE_MAX addresses (FI_ENOMEM, the table intact).
@@ -305,6 +307,52 @@ static void bad_input(struct side *a, struct side *b, const char *dev)
 	fi_freeinfo(h);
 }
 
+/*
+ * fi_av_remove (fi_av(3): the removed fi_addr is invalid until an insert
+ * returns it again): a send to it fails like one to an fi_addr never
+ * inserted, though its connection is cached; the connection stays for the
+ * peer's other fi_addr, which its messages then report as their source.
+ */
+static void av_remove(struct side *a, struct side *b)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	fi_addr_t fa, src = FI_ADDR_NOTAVAIL;
+	int r, r1;
+
+	MUST(fi_av_insert(a->av, b->name, 1, &fa, 0, NULL));
+	strcpy(a->tx, "second");
+	MUST(fi_trecv(b->ep, b->rx, 64, NULL, FI_ADDR_UNSPEC, 21, 0, b));
+	MUST(fi_tsend(a->ep, a->tx, 7, NULL, fa, 21, a));
+	r = next(b, a, &c, NULL, &e);
+	r1 = next(a, b, &c, NULL, &e);
+	CHECK(r == 1 && r1 == 1 && !strcmp(b->rx, "second"),
+	      "a send to a second fi_addr of the peer (r %d %d)", r, r1);
+	r = fi_av_remove(a->av, &fa, 1, 0);
+	CHECK(r == 0, "fi_av_remove of that fi_addr (%d)", r);
+	r = (int)fi_tsend(a->ep, a->tx, 7, NULL, fa, 22, a);
+	CHECK(r == -FI_EINVAL && drain(b, a, 300) == 0,
+	      "a send to the removed fi_addr: -FI_EINVAL, nothing sent (%d)",
+	      r);
+	r = fi_av_remove(a->av, &fa, 1, 0);
+	CHECK(r == -FI_EINVAL, "removing it again: -FI_EINVAL (%d)", r);
+	strcpy(b->tx, "reply");
+	MUST(fi_trecv(a->ep, a->rx, 64, NULL, FI_ADDR_UNSPEC, 23, 0, a));
+	MUST(fi_tsend(b->ep, b->tx, 6, NULL, b->peer, 23, b));
+	r = next(a, b, &c, &src, &e);
+	r1 = next(b, a, &c, NULL, &e);
+	CHECK(r == 1 && r1 == 1 && !strcmp(a->rx, "reply") && src == a->peer,
+	      "the peer's next message reports its other fi_addr %llu as "
+	      "source (r %d %d src %llu)", (unsigned long long)a->peer, r, r1,
+	      (unsigned long long)src);
+	MUST(fi_trecv(b->ep, b->rx, 64, NULL, FI_ADDR_UNSPEC, 24, 0, b));
+	MUST(fi_tsend(a->ep, a->tx, 7, NULL, a->peer, 24, a));
+	r = next(b, a, &c, NULL, &e);
+	r1 = next(a, b, &c, NULL, &e);
+	CHECK(r == 1 && r1 == 1,
+	      "a send to the other fi_addr still goes (r %d %d)", r, r1);
+}
+
 #define AV_N	256		/* addresses inserted into a hinted AV */
 
 /* A call of av_hints() that does not return fails instead of hanging. */
@@ -495,7 +543,7 @@ static void flood(const char *dev_a, const char *dev_b)
 
 int main(int argc, char **argv)
 {
-	struct fi_cq_tagged_entry c;
+	struct fi_cq_tagged_entry c, d;
 	struct fi_cq_err_entry e;
 	struct side A, B;
 	fi_addr_t src;
@@ -544,6 +592,8 @@ int main(int argc, char **argv)
 	r = next(&A, NULL, &c, &src, &e);
 	if (r == 1 && c.op_context == &B)	/* the send's, first */
 		r = next(&A, NULL, &c, &src, &e);
+	else		/* the send's after: not left for the later cases */
+		next(&A, NULL, &d, NULL, &e);
 	CHECK(r == 1 && c.op_context == &A && !strcmp(A.rx, "self") &&
 	      src == A.self, "a message to itself (loopback)");
 
@@ -553,6 +603,7 @@ int main(int argc, char **argv)
 	remapped(&A, &B);
 	flood(argv[1], argv[2]);
 	bad_input(&A, &B, argv[1]);
+	av_remove(&A, &B);
 	av_hints(&A);
 
 	side_close(&A);
