@@ -65,9 +65,8 @@ static void xnic_rdm_conn_free(struct fi_xnic_rdm_conn *c)
 		if (err)
 			XNIC_WARN(FI_LOG_EP_CTRL, "destroy QP: %s\n",
 				  xnic_strerror(err));
-		__atomic_fetch_add(&c->ep->cqe_budget,
-				   FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS,
-				   __ATOMIC_RELAXED);
+		fi_xnic_cqe_give(&c->ep->cqe_budget,
+				 FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS);
 	}
 	if (c->mr)
 		xnic_dereg_mr(c->mr);
@@ -95,19 +94,10 @@ static void xnic_rdm_conn_drop(struct fi_xnic_rdm_ep *ep,
 /* Take @need entries of the endpoint's CQ for a QP, or -FI_ENOSPC. */
 static int xnic_rdm_cqe_take(struct fi_xnic_rdm_ep *ep, unsigned int need)
 {
-	unsigned int left = __atomic_load_n(&ep->cqe_budget, __ATOMIC_RELAXED);
-
-	do {
-		if (left < need) {
-			XNIC_WARN(FI_LOG_EP_CTRL,
-				  "RDM: CQ full, no more connections\n");
-			return -FI_ENOSPC;
-		}
-	} while (!__atomic_compare_exchange_n(&ep->cqe_budget, &left,
-					      left - need, false,
-					      __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return 0;
+	if (!fi_xnic_cqe_take(&ep->cqe_budget, need))
+		return 0;
+	XNIC_WARN(FI_LOG_EP_CTRL, "RDM: CQ full, no more connections\n");
+	return -FI_ENOSPC;
 }
 
 /*
@@ -147,8 +137,7 @@ static int xnic_rdm_conn_setup(struct fi_xnic_rdm_ep *ep,
 	err = xnic_create_qp_ex(ep->domain->pd, ep->xcq, ep->xcq, &cap, &attr,
 				&c->qp);
 	if (err) {
-		__atomic_fetch_add(&ep->cqe_budget, FI_XNIC_RDM_SQ + n,
-				   __ATOMIC_RELAXED);
+		fi_xnic_cqe_give(&ep->cqe_budget, FI_XNIC_RDM_SQ + n);
 		goto err;
 	}
 	for (i = 0; i < n; i++) {
