@@ -182,11 +182,14 @@ struct fi_xnic_cq {
 	int cq_err;			/* xnic_poll_cq() gave -EIO */
 	unsigned int refs;		/* bound endpoints */
 	unsigned int cqe_budget;	/* @cq entries no WQE may still fill */
+	int wait_fd;			/* FI_GETWAIT: epoll set */
+	int sw_fd;			/* eventfd: software entries */
+	bool sw_armed;			/* a waiter wants @sw_fd written */
 };
 
 int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cq, void *context);
-struct xnic_cq *fi_xnic_cq_hw(struct fi_xnic_cq *cq);
+int fi_xnic_cq_arm_all(struct fi_xnic_cq *cq);
 int fi_xnic_cqe_take(unsigned int *budget, unsigned int need);
 void fi_xnic_cqe_give(unsigned int *budget, unsigned int n);
 int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,

@@ -10,8 +10,13 @@
  * posts take them: fi_xnic_ep.c).
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "fi_xnic_rdm.h"
 
@@ -220,6 +225,15 @@ int fi_xnic_cq_put(struct fi_xnic_cq *cq, const struct fi_cq_tagged_entry *e,
 	s->prov_errno = prov_errno;
 	s->olen = olen;
 	cq->sw_count++;
+	/* A waiter armed the CQ (fi_xnic_cq_arm_all()): wake it, once. */
+	if (cq->sw_armed) {
+		uint64_t one = 1;
+
+		cq->sw_armed = false;
+		if (write(cq->sw_fd, &one, sizeof(one)) < 0)
+			XNIC_WARN(FI_LOG_CQ, "eventfd write: %s\n",
+				  strerror(errno));
+	}
 	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
@@ -420,31 +434,77 @@ static ssize_t xnic_cq_readerr(struct fid_cq *cq_fid,
 	return 1;
 }
 
-/**
- * fi_xnic_cq_hw() - the xnic CQ whose entries make @cq's
- * @cq: CQ, its lock held
- * Return: its own, or the first bound RDM endpoint's once enabled.
- */
-struct xnic_cq *fi_xnic_cq_hw(struct fi_xnic_cq *cq)
+/* Consume @x's completion events, ask for the next; whether it has CQEs. */
+static int xnic_cq_arm_one(struct xnic_cq *x, bool *ready)
 {
-	return cq->nrdm && cq->rdm[0]->xcq ? cq->rdm[0]->xcq : cq->cq;
+	int err;
+
+	xnic_cq_read_events(x);
+	err = xnic_cq_arm(x, 0);
+	/* A CQE written before the arm raises no event. */
+	*ready |= xnic__cq_ready(x);
+	return err;
 }
 
-/* Sleep until @cq may have something to read. */
+/**
+ * fi_xnic_cq_arm_all() - make @cq's wait fd (FI_GETWAIT: an epoll set of
+ *	its xnic CQs' completion channels and an eventfd of its software
+ *	entries) readable on its next completion, fi_trywait()'s protocol
+ * @cq: CQ, its lock held
+ *
+ * An RDM endpoint's xnic CQ joins the set here once it exists (each
+ * endpoint bound has its own; a closed one leaves it with its fd).
+ *
+ * Return: 0 when there is nothing to read; -EAGAIN when there is; a
+ * negative errno of REQ_NOTIFY_CQ.
+ */
+int fi_xnic_cq_arm_all(struct fi_xnic_cq *cq)
+{
+	bool ready = cq->err_pending || cq->sw_count;
+	uint64_t v;
+	unsigned int i;
+	int err;
+
+	if (read(cq->sw_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	err = xnic_cq_arm_one(cq->cq, &ready);
+	for (i = 0; !err && i < cq->nrdm; i++) {
+		struct xnic_cq *x = cq->rdm[i]->xcq;
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (!x)
+			continue;	/* not enabled yet */
+		if (epoll_ctl(cq->wait_fd, EPOLL_CTL_ADD, xnic_cq_fd(x), &ev) &&
+		    errno != EEXIST)
+			return -errno;
+		err = xnic_cq_arm_one(x, &ready);
+	}
+	if (err)
+		return err;
+	cq->sw_armed = true;
+	return ready ? -EAGAIN : 0;
+}
+
+/* Sleep until @cq may have something to read: 0, -ETIMEDOUT, -errno. */
 static int xnic_cq_wait_any(struct fi_xnic_cq *cq, int timeout_ms)
 {
-	struct xnic_cq *x;
+	struct pollfd p = { .fd = cq->wait_fd, .events = POLLIN };
 	int err;
 
 	pthread_mutex_lock(&cq->lock);
-	x = fi_xnic_cq_hw(cq);
-	if (x == cq->cq) {	/* the MSG path polls under the lock */
-		err = xnic_cq_wait(x, timeout_ms);
+	if (!cq->nrdm) {	/* the MSG path polls under the lock */
+		err = xnic_cq_wait(cq->cq, timeout_ms);
 		pthread_mutex_unlock(&cq->lock);
 		return err;
 	}
+	err = fi_xnic_cq_arm_all(cq);
 	pthread_mutex_unlock(&cq->lock);
-	return xnic_cq_wait(x, timeout_ms);
+	if (err)
+		return err == -EAGAIN ? 0 : err;
+	err = poll(&p, 1, timeout_ms);
+	if (err < 0)
+		return -errno;
+	return err ? 0 : -ETIMEDOUT;
 }
 
 static ssize_t xnic_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
@@ -513,6 +573,8 @@ static int xnic_cq_close(struct fid *fid)
 	err = xnic_destroy_cq(cq->cq);
 	if (err)
 		return fi_xnic_err(err);
+	close(cq->wait_fd);
+	close(cq->sw_fd);
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->sw);
@@ -529,9 +591,8 @@ static int xnic_cq_control(struct fid *fid, int command, void *arg)
 		return -FI_ENOSYS;
 	if (!arg)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&cq->lock);
-	*(int *)arg = xnic_cq_fd(fi_xnic_cq_hw(cq));
-	pthread_mutex_unlock(&cq->lock);
+	/* One fd for the CQ's life: it gains the RDM endpoints' CQs. */
+	*(int *)arg = cq->wait_fd;
 	return 0;
 }
 
@@ -553,6 +614,31 @@ static struct fi_ops_cq xnic_cq_ops = {
 	.signal = xnic_cq_signal,
 	.strerror = xnic_cq_strerror,
 };
+
+/* @cq's wait fd: an epoll set of its xnic CQ and its software eventfd. */
+static int xnic_cq_wait_set(struct fi_xnic_cq *cq)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	cq->wait_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (cq->wait_fd < 0)
+		return -errno;
+	cq->sw_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cq->sw_fd < 0) {
+		err = -errno;
+		close(cq->wait_fd);
+		return err;
+	}
+	if (epoll_ctl(cq->wait_fd, EPOLL_CTL_ADD, cq->sw_fd, &ev) ||
+	    epoll_ctl(cq->wait_fd, EPOLL_CTL_ADD, xnic_cq_fd(cq->cq), &ev)) {
+		err = -errno;
+		close(cq->sw_fd);
+		close(cq->wait_fd);
+		return err;
+	}
+	return 0;
+}
 
 int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cqp, void *context)
@@ -598,6 +684,12 @@ int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	if (err) {
 		XNIC_WARN(FI_LOG_CQ, "xnic_create_cq(%zu): %s\n", size,
 			  xnic_strerror(err));
+		free(cq);
+		return fi_xnic_err(err);
+	}
+	err = xnic_cq_wait_set(cq);
+	if (err) {
+		xnic_destroy_cq(cq->cq);
 		free(cq);
 		return fi_xnic_err(err);
 	}

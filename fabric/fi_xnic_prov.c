@@ -189,17 +189,10 @@ static int xnic_trywait_one(struct fid *fid)
 						     cq_fid.fid);
 		int ret;
 
-		struct xnic_cq *x;
-
 		pthread_mutex_lock(&cq->lock);
-		x = fi_xnic_cq_hw(cq);
-		xnic_cq_read_events(x);
-		ret = xnic_cq_arm(x, 0);
-		if (!ret && (cq->err_pending || cq->sw_count ||
-			     xnic__cq_ready(x)))
-			ret = -FI_EAGAIN;
+		ret = fi_xnic_cq_arm_all(cq);
 		pthread_mutex_unlock(&cq->lock);
-		return ret;
+		return ret == -EAGAIN ? -FI_EAGAIN : fi_xnic_err(ret);
 	}
 	default:
 		return -FI_EINVAL;

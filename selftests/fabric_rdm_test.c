@@ -8,6 +8,9 @@
  *     data, tag, remote CQ data and source address (fi_cq_readfrom)
  *     checked; tag ignore bits; FI_MSG beside FI_TAGGED;
  *   - a message to the endpoint itself (loopback);
+ *   - an FI_WAIT_FD CQ shared by two endpoints: one wait fd for its life,
+ *     readable after fi_trywait() for the second endpoint's message and
+ *     for a loopback send;
  *   - FI_PEEK with nothing there: FI_ENOMSG; FI_PEEK | FI_CLAIM, then the
  *     claimed receive; FI_CLAIM and FI_PEEK | FI_CLAIM with a NULL
  *     context: FI_EINVAL, the message left for a receive;
@@ -26,6 +29,7 @@
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -541,6 +545,82 @@ static void flood(const char *dev_a, const char *dev_b)
 	side_close(&B);
 }
 
+/* Whether @fd becomes readable within @ms. */
+static bool readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/*
+ * One FI_WAIT_FD CQ of B's domain shared by two endpoints: its wait fd
+ * (one fd for the CQ's life) wakes for a message to the second endpoint
+ * and for a loopback send, after fi_trywait() said 0.
+ */
+static void shared_wait(struct side *A, struct side *B)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
+				  .wait_obj = FI_WAIT_FD };
+	struct fi_cq_tagged_entry c;
+	struct fid_ep *e[2];
+	struct fid_cq *cq;
+	struct fid *fids[1];
+	fi_addr_t to2, self2;
+	int fd0 = -1, fd = -1, i, r;
+	char name[64];
+	size_t len = sizeof(name);
+	ssize_t n = 0;
+
+	MUST(fi_cq_open(B->domain, &cqa, &cq, NULL));
+	MUST(fi_control(&cq->fid, FI_GETWAIT, &fd0));
+	for (i = 0; i < 2; i++) {
+		MUST(fi_endpoint(B->domain, B->info, &e[i], NULL));
+		MUST(fi_ep_bind(e[i], &cq->fid, FI_TRANSMIT | FI_RECV));
+		MUST(fi_ep_bind(e[i], &B->av->fid, 0));
+		MUST(fi_enable(e[i]));
+	}
+	MUST(fi_control(&cq->fid, FI_GETWAIT, &fd));
+	CHECK(fd == fd0 && fd >= 0, "one wait fd before and after enable (%d, %d)",
+	      fd0, fd);
+	MUST(fi_getname(&e[1]->fid, name, &len));
+	MUST(fi_av_insert(A->av, name, 1, &to2, 0, NULL));
+	MUST(fi_av_insert(B->av, name, 1, &self2, 0, NULL));
+	fids[0] = &cq->fid;
+
+	/* A first message connects A to the second endpoint. */
+	MUST(fi_trecv(e[1], B->rx, 64, NULL, FI_ADDR_UNSPEC, 0x71, 0, B));
+	MUST(fi_tinject(A->ep, "one", 4, to2, 0x71));
+	for (i = 0; i < TMO_MS && n != 1; i++) {
+		n = fi_cq_read(cq, &c, 1);
+		fi_cq_read(A->cq, &c, 0);
+		usleep(1000);
+	}
+	MUST(n == 1 ? 0 : -FI_ETIMEDOUT);
+
+	MUST(fi_trecv(e[1], B->rx, 64, NULL, FI_ADDR_UNSPEC, 0x72, 0, B));
+	r = fi_trywait(B->fabric, fids, 1);
+	MUST(fi_tinject(A->ep, "two", 4, to2, 0x72));
+	CHECK(r == 0 && readable(fd, TMO_MS),
+	      "the wait fd wakes for the second endpoint's message (trywait %d)",
+	      r);
+	n = fi_cq_read(cq, &c, 1);
+	CHECK(n == 1 && c.tag == 0x72 && !strcmp(B->rx, "two"),
+	      "and the completion is there (%zd)", n);
+
+	MUST(fi_trecv(e[1], B->rx, 64, NULL, FI_ADDR_UNSPEC, 0x73, 0, B));
+	r = fi_trywait(B->fabric, fids, 1);
+	MUST(fi_tinject(e[1], "me", 3, self2, 0x73));
+	CHECK(r == 0 && readable(fd, 3000),
+	      "the wait fd wakes for a loopback send (trywait %d)", r);
+	n = fi_cq_read(cq, &c, 1);
+	CHECK(n == 1 && c.tag == 0x73 && !strcmp(B->rx, "me"),
+	      "and its completion is there (%zd)", n);
+	for (i = 0; i < 2; i++)
+		fi_close(&e[i]->fid);
+	fi_close(&cq->fid);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_cq_tagged_entry c, d;
@@ -597,6 +677,7 @@ int main(int argc, char **argv)
 	CHECK(r == 1 && c.op_context == &A && !strcmp(A.rx, "self") &&
 	      src == A.self, "a message to itself (loopback)");
 
+	shared_wait(&A, &B);
 	peek_claim(&A, &B);
 	truncated(&A, &B, 100);
 	truncated(&A, &B, BIG);
