@@ -216,11 +216,14 @@ static inline bool xnic_lcr_rx_due(const struct xnic_lcr_rx *r,
  * @fctbs: the sender's count of frames sent
  * @now_ns: the time, ns (not 0)
  *
- * A new epoch starts the count at @fctbs. Otherwise a kept sample at
- * least XNIC_LCR_RESYNC_MS old that the count is still behind means the
- * frames before it were lost: the count moves up to it. A new sample is
- * kept once the old one was used. A frame given up that was only late is
- * recognised by its sequence when it comes (xnic_lcr_rx_take()).
+ * A new epoch starts the count at @fctbs, which counts the frames sent
+ * before the sync: one of them still on its way (the sync overtook it, or
+ * the data of a new path came first) is recognised by its sequence and
+ * not counted again. Otherwise a kept sample at least XNIC_LCR_RESYNC_MS
+ * old that the count is still behind means the frames before it were
+ * lost: the count moves up to it. A new sample is kept once the old one
+ * was used. A frame given up that was only late is recognised by its
+ * sequence when it comes (xnic_lcr_rx_take()).
  *
  * Return: frames given up as lost (0 when none).
  */
@@ -235,7 +238,8 @@ static inline __u32 xnic_lcr_rx_sync(struct xnic_lcr_rx *r, __u32 epoch,
 		r->rcvd = fctbs;
 		r->adv = fctbs;
 		r->sync_ns = 0;
-		r->wo_valid = false;
+		r->wo_end = fctbs;
+		r->wo_valid = true;
 		return 0;
 	}
 	if (r->sync_ns && now_ns >= r->sync_ns &&
