@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +32,8 @@ static struct fi_xnic_rdm_conn *xnic_rdm_find(struct fi_xnic_rdm_ep *ep,
 	struct fi_xnic_rdm_conn *c;
 
 	for (c = ep->conns; c; c = c->next)
-		if (c->node == node && c->port == port && !c->superseded)
+		if (c->node == node && c->port == port && !c->superseded &&
+		    !c->stale)
 			return c;
 	return NULL;
 }
@@ -56,18 +58,25 @@ static struct fi_xnic_rdm_conn *xnic_rdm_conn_add(struct fi_xnic_rdm_ep *ep,
 	return c;
 }
 
+/* Destroy @c's QP: the kernel writes no CQE of it after this. */
+static void xnic_rdm_conn_qp_destroy(struct fi_xnic_rdm_conn *c)
+{
+	int err = xnic_destroy_qp(c->qp);
+
+	if (err)
+		XNIC_WARN(FI_LOG_EP_CTRL, "destroy QP: %s\n",
+			  xnic_strerror(err));
+	c->qp = NULL;
+	c->qp_gone = true;
+}
+
 static void xnic_rdm_conn_free(struct fi_xnic_rdm_conn *c)
 {
-	int err;
-
-	if (c->qp) {
-		err = xnic_destroy_qp(c->qp);
-		if (err)
-			XNIC_WARN(FI_LOG_EP_CTRL, "destroy QP: %s\n",
-				  xnic_strerror(err));
+	if (c->qp)
+		xnic_rdm_conn_qp_destroy(c);
+	if (c->qp_gone)
 		fi_xnic_cqe_give(&c->ep->cqe_budget,
 				 FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS);
-	}
 	if (c->mr)
 		xnic_dereg_mr(c->mr);
 	free(c->mem);
@@ -89,6 +98,75 @@ static void xnic_rdm_conn_drop(struct fi_xnic_rdm_ep *ep,
 		}
 	}
 	xnic_rdm_conn_free(c);
+}
+
+/*
+ * Replace @c (it failed, or the peer connected again): no lookup finds it
+ * any more, its QP goes to error (a DREQ tells the peer, the kernel
+ * flushes its WQEs) and its sends waiting for a FIN fail; it stays on
+ * the list for the CQEs that name it, until fi_xnic_rdm_reap(). Lock held.
+ */
+static void xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
+				 struct fi_xnic_rdm_conn *c)
+{
+	size_t i;
+
+	if (!c->dead && c->qp) {
+		xnic_cm_disconnect(c->qp);
+		fi_xnic_rdm_conn_failed(ep, c, XNIC_WC_WR_FLUSH_ERR);
+	}
+	c->dead = true;
+	c->stale = true;
+	ep->nstale++;
+	for (i = 0; i < ep->ntx; i++)
+		if (ep->tx[i] == c)
+			ep->tx[i] = NULL;
+}
+
+/* Whether a request, a queue or a bounce buffer to post refers to @c. */
+static bool xnic_rdm_conn_held(const struct fi_xnic_rdm_ep *ep,
+			       const struct fi_xnic_rdm_conn *c)
+{
+	const struct fi_xnic_rdm_req *r;
+	int q;
+
+	if (c->pend.head || c->nrepost)
+		return true;
+	for (r = ep->inflight; r; r = r->inext)
+		if (r->conn == c)
+			return true;
+	for (q = 0; q < 2; q++)
+		for (r = ep->unexp[q].head; r; r = r->next)
+			if (r->conn == c)
+				return true;
+	return false;
+}
+
+/**
+ * fi_xnic_rdm_reap() - free the replaced connections nothing refers to
+ * @ep: endpoint, its lock held, its CQ just read empty
+ *
+ * In two steps, each after a read of the CQ that found it empty: the
+ * first destroys the QP (the kernel writes no CQE of it after that), the
+ * second frees the connection and gives its CQ entries back, as every
+ * CQE naming it has then been read. Called by fi_xnic_rdm_progress().
+ */
+void fi_xnic_rdm_reap(struct fi_xnic_rdm_ep *ep)
+{
+	struct fi_xnic_rdm_conn **pp = &ep->conns, *c;
+
+	while ((c = *pp)) {
+		if (!c->stale || xnic_rdm_conn_held(ep, c)) {
+			pp = &c->next;
+		} else if (!c->qp_gone) {
+			xnic_rdm_conn_qp_destroy(c);
+			pp = &c->next;
+		} else {
+			*pp = c->next;
+			ep->nstale--;
+			xnic_rdm_conn_free(c);
+		}
+	}
 }
 
 /* Take @need entries of the endpoint's CQ for a QP, or -FI_ENOSPC. */
@@ -175,8 +253,14 @@ static void xnic_rdm_conn_done(struct fi_xnic_rdm_ep *ep,
 static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 {
 	const struct fi_xnic_rdm_creq *cr = (const void *)req->private_data;
+	struct fi_xnic_rdm_creq me = {
+		.magic = FI_XNIC_RDM_MAGIC,
+		.port = fi_xnic_addr_port(&ep->addr),
+		.inc = ep->inc,
+	};
 	uint32_t rej = FI_XNIC_RDM_COLLISION;
 	struct fi_xnic_rdm_conn *c;
+	bool refuse;
 	int err;
 
 	if (req->private_len < sizeof(*cr) || cr->magic != FI_XNIC_RDM_MAGIC) {
@@ -188,17 +272,30 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 	}
 	pthread_mutex_lock(&ep->lock);
 	c = xnic_rdm_find(ep, req->remote_node, cr->port);
-	if (c && (c->state != FI_XNIC_RDM_CONNECTING ||
-		  xnic_rdm_lower(ep, req->remote_node, cr->port))) {
-		/* Ours wins (or theirs is a duplicate): they use ours. */
+	if (c && c->state == FI_XNIC_RDM_CONNECTING)
+		/* A collision: the lower address's connection wins. */
+		refuse = xnic_rdm_lower(ep, req->remote_node, cr->port);
+	else
+		/*
+		 * A second REQ of the endpoint we are connected to (it lost a
+		 * collision) uses ours; a new endpoint at that address, one
+		 * whose connection failed, or ours failed: replaced.
+		 */
+		refuse = c && !c->dead && cr->inc == c->peer_inc &&
+			 !(cr->flags & FI_XNIC_RDM_CREQ_RECONNECT);
+	if (refuse) {
 		pthread_mutex_unlock(&ep->lock);
 		xnic_cm_reject(req, &rej, sizeof(rej));
 		return;
 	}
-	if (c)
+	if (c && c->state == FI_XNIC_RDM_CONNECTING)
 		c->superseded = true;	/* theirs wins: our REQ is refused */
+	else if (c)
+		xnic_rdm_conn_retire(ep, c);
 	c = xnic_rdm_conn_add(ep, req->remote_node, cr->port,
 			      FI_XNIC_RDM_ACCEPTING);
+	if (c)
+		c->peer_inc = cr->inc;
 	pthread_mutex_unlock(&ep->lock);
 	if (!c) {
 		xnic_cm_reject(req, NULL, 0);
@@ -208,7 +305,7 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 	if (err)
 		xnic_cm_reject(req, NULL, 0);
 	else
-		err = xnic_cm_accept(req, c->qp, NULL, 0,
+		err = xnic_cm_accept(req, c->qp, &me, sizeof(me),
 				     fi_xnic_timeout_ms());
 	if (err)
 		XNIC_WARN(FI_LOG_EP_CTRL, "accept node %u: %s\n",
@@ -240,15 +337,22 @@ static void *xnic_rdm_cm_thread(void *arg)
 	return NULL;
 }
 
-/* Connect @c (CONNECTING, on the list) to @a. Lock held, dropped inside. */
+/*
+ * Connect @c (CONNECTING, on the list) to @a; @reconnect: it replaces a
+ * connection that failed. Lock held, dropped inside. Return: 0, 1 when
+ * the peer's connection won a collision (@c is gone: the peer's comes),
+ * or a negative FI_ errno (@c is gone).
+ */
 static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 			    struct fi_xnic_rdm_conn *c,
-			    const struct fi_xnic_addr *a)
+			    const struct fi_xnic_addr *a, bool reconnect)
 {
 	struct fi_xnic_rdm_creq cr = {
 		.magic = FI_XNIC_RDM_MAGIC,
 		.port = fi_xnic_addr_port(&ep->addr),
-	};
+		.flags = reconnect ? FI_XNIC_RDM_CREQ_RECONNECT : 0,
+		.inc = ep->inc,
+	}, pc;
 	struct xnic_cm_reply rep;
 	uint32_t why = 0;
 	int err;
@@ -267,7 +371,7 @@ static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 		/* The peer's connection is (or will be) the one. */
 		c->superseded = true;
 		xnic_rdm_conn_drop(ep, c);
-		return 0;
+		return 1;
 	}
 	if (err) {
 		XNIC_WARN(FI_LOG_EP_CTRL, "connect to node %u port %u: %s\n",
@@ -283,8 +387,39 @@ static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 			  c->node);
 		c->superseded = false;	/* both work; ours is used */
 	}
+	if (rep.private_len >= sizeof(pc)) {
+		memcpy(&pc, rep.private_data, sizeof(pc));
+		if (pc.magic == FI_XNIC_RDM_MAGIC)
+			c->peer_inc = pc.inc;
+	}
 	xnic_rdm_conn_done(ep, c, 0);
 	return 0;
+}
+
+/*
+ * Wait for news of a connection (conn_cond) until @end, or for @ms if not
+ * 0: true once @end has passed. Lock held.
+ */
+static bool xnic_rdm_wait(struct fi_xnic_rdm_ep *ep,
+			  const struct timespec *end, int ms)
+{
+	struct timespec t = *end, now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (ms) {
+		now.tv_nsec += ms * 1000000L;
+		if (now.tv_nsec >= 1000000000L) {
+			now.tv_sec++;
+			now.tv_nsec -= 1000000000L;
+		}
+		if (now.tv_sec < t.tv_sec ||
+		    (now.tv_sec == t.tv_sec && now.tv_nsec < t.tv_nsec))
+			t = now;
+	}
+	pthread_cond_timedwait(&ep->conn_cond, &ep->lock, &t);
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > end->tv_sec ||
+	       (now.tv_sec == end->tv_sec && now.tv_nsec >= end->tv_nsec);
 }
 
 /**
@@ -328,25 +463,29 @@ void fi_xnic_rdm_av_sync(struct fi_xnic_rdm_ep *ep)
  * @connp: the connection; NULL when @dest is this endpoint (loopback)
  *
  * The first call for a peer connects to it, or waits for the connection
- * the peer is making (blocking, up to the provider's timeout_ms).
+ * the peer is making (blocking, up to the provider's timeout_ms). A
+ * connection that failed is replaced by a new one the same way (ofi_rxm
+ * reconnects on demand too): the sends on the old one failed, the next
+ * goes on the new one.
  * Return: 0; -FI_EINVAL: @dest is not in the AV; -FI_EHOSTUNREACH:
  * another endpoint of this device (the CM has no loopback);
  * -FI_ECONNREFUSED: no endpoint there; -FI_ETIMEDOUT; -FI_ECONNRESET:
- * the connection failed; -FI_ENOMEM.
+ * the new connection failed too; -FI_ENOMEM.
  */
 int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 			 struct fi_xnic_rdm_conn **connp)
 {
 	struct fi_xnic_rdm_conn *c;
+	bool reconnect = false;
 	struct fi_xnic_addr a;
 	struct timespec end;
 	int err;
 
 	*connp = NULL;
 	fi_xnic_rdm_av_sync(ep);	/* @tx holds no removed fi_addr */
-	if (dest < ep->ntx && ep->tx[dest]) {
+	if (dest < ep->ntx && ep->tx[dest] && !ep->tx[dest]->dead) {
 		*connp = ep->tx[dest];
-		return ep->tx[dest]->dead ? -FI_ECONNRESET : 0;
+		return 0;
 	}
 	err = fi_xnic_av_get(ep->av, dest, &a);
 	if (err)
@@ -378,18 +517,25 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 					      FI_XNIC_RDM_CONNECTING);
 			if (!c)
 				return -FI_ENOMEM;
-			err = xnic_rdm_connect(ep, c, &a);
-			if (err)
+			err = xnic_rdm_connect(ep, c, &a, reconnect);
+			if (err < 0)
 				return err;
+			/* Lost a collision: wait a little for the peer's. */
+			if (err && xnic_rdm_wait(ep, &end, 10))
+				return -FI_ETIMEDOUT;
 			continue;
 		}
-		if (c->dead)
-			return -FI_ECONNRESET;
+		if (c->dead) {
+			if (reconnect)
+				return -FI_ECONNRESET;
+			xnic_rdm_conn_retire(ep, c);
+			reconnect = true;
+			continue;
+		}
 		if (c->state == FI_XNIC_RDM_READY)
 			break;
 		/* Being connected or accepted by another thread: wait. */
-		if (pthread_cond_timedwait(&ep->conn_cond, &ep->lock, &end) ==
-		    ETIMEDOUT)
+		if (xnic_rdm_wait(ep, &end, 0))
 			return -FI_ETIMEDOUT;
 	}
 	c->peer = dest;
@@ -428,6 +574,10 @@ static int xnic_rdm_enable(struct fi_xnic_rdm_ep *ep)
 	for (i = 0; i < FI_XNIC_RDM_TX_BUFS; i++)
 		ep->txfree[i] = i;
 	ep->ntxfree = FI_XNIC_RDM_TX_BUFS;
+	if (getrandom(&ep->inc, sizeof(ep->inc), GRND_NONBLOCK) !=
+	    sizeof(ep->inc))
+		ep->inc = (uint32_t)getpid() ^ (uint32_t)time(NULL) ^
+			  (uint32_t)(uintptr_t)ep;
 	err = fi_xnic_listen(ep->domain->ctx, &ep->addr, &ep->listener);
 	if (err)
 		goto err_mr;

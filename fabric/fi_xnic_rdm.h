@@ -12,6 +12,11 @@
  *   thread accepts. When both ends connect at once, the connection of the
  *   lower address (node, then port) wins: its owner refuses the other REQ
  *   (FI_XNIC_RDM_COLLISION), the other end accepts it and drops its own.
+ *   A connection that failed is replaced by the next send to that peer;
+ *   a REQ from a new endpoint at a known address (its incarnation
+ *   differs) or one marked as a reconnection replaces the connection we
+ *   have. A replaced connection stays, found by no lookup, until nothing
+ *   refers to it (fi_xnic_rdm_reap()).
  * - Protocol (our own, inside SEND payloads; struct fi_xnic_rdm_hdr):
  *   EAGER carries a message of up to FI_XNIC_RDM_EAGER bytes after its
  *   header, into the receiver's bounce buffers; larger messages send an
@@ -98,11 +103,20 @@ struct fi_xnic_rdm_rts {
 	uint64_t id;
 };
 
-/* What the REQ of a connection carries (private data). */
+/* This REQ replaces a connection of ours that failed (creq.flags). */
+#define FI_XNIC_RDM_CREQ_RECONNECT	0x1
+
+/*
+ * What the REQ of a connection carries (private data), and the REP of an
+ * accepted one: the endpoint's port and incarnation (a random number
+ * drawn at fi_enable), so that a peer can tell a new endpoint at an old
+ * address, or a reconnection, from a second REQ of a live connection.
+ */
 struct fi_xnic_rdm_creq {
 	uint32_t magic;
 	uint16_t port;		/* the connecting endpoint's port */
-	uint16_t rsvd;
+	uint16_t flags;		/* FI_XNIC_RDM_CREQ_* */
+	uint32_t inc;		/* its incarnation */
 };
 
 struct fi_xnic_rdm_ep;
@@ -144,6 +158,11 @@ enum fi_xnic_rdm_conn_state {
  * @dead: its QP failed, or it never connected: nothing is posted on it
  * @superseded: the peer's connection won a collision: this one (ours,
  *	connecting) is dropped when its REQ returns
+ * @stale: replaced (it failed, or the peer connected again): found by no
+ *	lookup, freed by fi_xnic_rdm_reap() once nothing refers to it
+ * @qp_gone: its QP was destroyed (@qp NULL); its CQ entries stay taken
+ *	until it is freed
+ * @peer_inc: the peer endpoint's incarnation (struct fi_xnic_rdm_creq)
  * @bufs: the bounce buffers of its RQ
  * @nbufs: how many
  * @repost: buffers to post again when the RQ has room (@nrepost), see
@@ -166,6 +185,9 @@ struct fi_xnic_rdm_conn {
 	uint8_t state;
 	bool dead;
 	bool superseded;
+	bool stale;
+	bool qp_gone;
+	uint32_t peer_inc;
 	struct fi_xnic_rdm_rxbuf *bufs;
 	unsigned int nbufs;
 	struct fi_xnic_rdm_rxbuf **repost;
@@ -274,6 +296,8 @@ struct fi_xnic_rdm_req {
  * @next_id: the next RTS id
  * @nrepost: connections with buffers to post again
  * @npend: connections with READs or FINs to post
+ * @nstale: connections replaced, not freed yet
+ * @inc: this endpoint's incarnation (struct fi_xnic_rdm_creq)
  * @bad_hdr: messages dropped because their header did not parse
  * @listener: CM listener of @addr's service id
  * @cm_thread: accepts connections
@@ -306,6 +330,8 @@ struct fi_xnic_rdm_ep {
 	uint64_t next_id;
 	unsigned int nrepost;
 	unsigned int npend;
+	unsigned int nstale;
+	uint32_t inc;
 	uint64_t bad_hdr;
 	struct xnic_cm_listener *listener;
 	pthread_t cm_thread;
@@ -319,6 +345,7 @@ int fi_xnic_rdm_endpoint(struct fid_domain *domain, struct fi_info *info,
 int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 			 struct fi_xnic_rdm_conn **connp);
 void fi_xnic_rdm_av_sync(struct fi_xnic_rdm_ep *ep);
+void fi_xnic_rdm_reap(struct fi_xnic_rdm_ep *ep);
 
 #define XNIC_HDR	sizeof(struct fi_xnic_rdm_hdr)
 
@@ -364,6 +391,9 @@ bool fi_xnic_rdm_match(const struct fi_xnic_rdm_req *r, fi_addr_t src,
 fi_addr_t fi_xnic_rdm_src(struct fi_xnic_rdm_ep *ep,
 			  struct fi_xnic_rdm_conn *c);
 void fi_xnic_rdm_progress(struct fi_xnic_rdm_ep *ep);
+/* @c's QP failed (@status: an xnic CQE status): its RTS sends fail. */
+void fi_xnic_rdm_conn_failed(struct fi_xnic_rdm_ep *ep,
+			     struct fi_xnic_rdm_conn *c, unsigned int status);
 void fi_xnic_rdm_flush(struct fi_xnic_rdm_ep *ep);
 
 /* fi_xnic_rdm_ops.c: the operations */

@@ -600,7 +600,7 @@ static void xnic_rx(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_rxbuf *b,
 }
 
 /* @c's QP failed: the sends waiting for a FIN on it fail too. */
-static void xnic_conn_failed(struct fi_xnic_rdm_ep *ep,
+void fi_xnic_rdm_conn_failed(struct fi_xnic_rdm_ep *ep,
 			     struct fi_xnic_rdm_conn *c, unsigned int status)
 {
 	struct fi_xnic_rdm_req *r, *n;
@@ -640,7 +640,7 @@ static void xnic_cqe(struct fi_xnic_rdm_ep *ep, const struct xnic_cqe *e)
 	if (!r) {		/* an unsignaled FIN, RTS or inline send */
 		c = xnic_conn_by_qpn(ep, e->qp_num);
 		if (c && e->status != XNIC_WC_SUCCESS)
-			xnic_conn_failed(ep, c, e->status);
+			fi_xnic_rdm_conn_failed(ep, c, e->status);
 		return;
 	}
 	if (r->kind == FI_XNIC_RDM_K_RXBUF) {
@@ -649,11 +649,11 @@ static void xnic_cqe(struct fi_xnic_rdm_ep *ep, const struct xnic_cqe *e)
 		if (e->status == XNIC_WC_SUCCESS)
 			xnic_rx(ep, b, e->byte_len);
 		else
-			xnic_conn_failed(ep, b->conn, e->status);
+			fi_xnic_rdm_conn_failed(ep, b->conn, e->status);
 		return;
 	}
 	if (e->status != XNIC_WC_SUCCESS)
-		xnic_conn_failed(ep, r->conn, e->status);
+		fi_xnic_rdm_conn_failed(ep, r->conn, e->status);
 	if (r->type == FI_XNIC_RDM_REQ_READ) {
 		xnic_read_done(ep, r, e->status);
 		return;
@@ -692,5 +692,7 @@ void fi_xnic_rdm_progress(struct fi_xnic_rdm_ep *ep)
 		for (i = 0; i < n; i++)
 			xnic_cqe(ep, &cqes[i]);
 	} while (n == 16);
+	if (ep->nstale)		/* the CQ was empty: see fi_xnic_rdm_reap() */
+		fi_xnic_rdm_reap(ep);
 }
 

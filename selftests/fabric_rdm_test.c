@@ -24,7 +24,12 @@
  *     FI_EINVAL, the peer's other fi_addr goes on and is its source;
  *   - AV count hints of 2^62 and 2^63 + 1 (fi_av_open neither hangs nor
  *     fails, the addresses inserted read back), inserts of 2^62 and
- *     SIZE_MAX addresses (FI_ENOMEM, the table intact).
+ *     SIZE_MAX addresses (FI_ENOMEM, the table intact);
+ *   - a peer that restarts (a new endpoint at the same address): a send
+ *     to it after its old connection failed, and its own first send to
+ *     an endpoint that has not noticed yet, each get a new connection;
+ *     RESTARTS restarts in a row (more than an endpoint's CQ could serve
+ *     if the replaced connections were kept).
  * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
@@ -621,6 +626,108 @@ static void shared_wait(struct side *A, struct side *B)
 	fi_close(&cq->fid);
 }
 
+/* Close @s's endpoint and open a new one at its address (a restart). */
+static void ep_reopen(struct side *s)
+{
+	char name[64];
+	size_t len = sizeof(name);
+
+	MUST(fi_close(&s->ep->fid));
+	free(s->info->src_addr);
+	s->info->src_addr = malloc(s->namelen);
+	memcpy(s->info->src_addr, s->name, s->namelen);
+	s->info->src_addrlen = s->namelen;
+	MUST(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	MUST(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_ep_bind(s->ep, &s->av->fid, 0));
+	MUST(fi_enable(s->ep));
+	MUST(fi_getname(&s->ep->fid, name, &len));
+	if (len != s->namelen || memcmp(name, s->name, len)) {
+		printf("Bail out! the new endpoint has another address\n");
+		exit(1);
+	}
+}
+
+/*
+ * A tagged message of @len bytes from @a to @b (receive posted first,
+ * tag @tag): 0 when its bytes landed and both ends completed, else a
+ * negative FI_ errno (of fi_tsend, or of a completion).
+ */
+static int sent_ok(struct side *a, struct side *b, size_t len, uint64_t tag)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	ssize_t rc;
+	int r;
+
+	fill(a->tx, len, (unsigned int)tag);
+	memset(b->rx, 0, len);
+	MUST(fi_trecv(b->ep, b->rx, len, NULL, FI_ADDR_UNSPEC, tag, 0, b));
+	rc = fi_tsend(a->ep, a->tx, len, NULL, a->peer, tag, a);
+	if (rc)
+		return (int)rc;
+	r = next(b, a, &c, NULL, &e);
+	if (r == 1 && memcmp(a->tx, b->rx, len))
+		return -FI_EIO;
+	if (r == 1)
+		r = next(a, b, &c, NULL, &e);
+	return r == 1 ? 0 : r ? r : -FI_ETIMEDOUT;
+}
+
+#define RESTARTS 110	/* x (SQ + RQ) entries > an endpoint's CQ */
+
+static void restart_hung(int sig)
+{
+	(void)sig;
+	printf("not ok %d - a send to or from a restarted peer hung\n",
+	       num + 1);
+	fflush(stdout);
+	_exit(1);
+}
+
+/*
+ * B restarts (a new endpoint at its address) while A keeps its endpoint
+ * and its fi_addr for B. A connection that failed is replaced on the next
+ * send (ofi_rxm reconnects on demand too), and a new endpoint's REQ
+ * replaces the connection its address had, whether or not A has seen
+ * that one fail (before: FI_ECONNRESET for ever, and a restarted peer's
+ * first send spun in refused connects).
+ */
+static void restart(struct side *A, struct side *B)
+{
+	uint64_t tag = 0x7e57000000000000ULL;
+	int i, r, ok = 0, err = 0;
+
+	signal(SIGALRM, restart_hung);
+	alarm(90);
+	ep_reopen(B);
+	drain(A, B, 300);	/* A reads its old connection's failure */
+	r = sent_ok(A, B, 4096, tag++);
+	CHECK(r == 0, "after the peer restarted, a send to it goes on a new "
+	      "connection (%d %s)", r, fi_strerror(-r));
+	ep_reopen(B);		/* A has not read the failure this time */
+	r = sent_ok(B, A, BIG, tag++);
+	CHECK(r == 0, "a restarted peer's first send (rendezvous) is "
+	      "accepted (%d %s)", r, fi_strerror(-r));
+	r = sent_ok(A, B, 100, tag++);
+	CHECK(r == 0, "and the reply goes on its connection (%d %s)", r,
+	      fi_strerror(-r));
+	for (i = 0; i < RESTARTS; i++) {
+		ep_reopen(B);
+		r = sent_ok(B, A, 8192, tag++);
+		if (!r)
+			r = sent_ok(A, B, 8192, tag++);
+		if (!r)
+			ok++;
+		else if (!err)
+			err = r;
+	}
+	CHECK(ok == RESTARTS, "%d restarts of the peer: %d message pairs "
+	      "landed (first error %d %s)", RESTARTS, ok, err,
+	      fi_strerror(-err));
+	alarm(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_cq_tagged_entry c, d;
@@ -686,6 +793,7 @@ int main(int argc, char **argv)
 	bad_input(&A, &B, argv[1]);
 	av_remove(&A, &B);
 	av_hints(&A);
+	restart(&A, &B);
 
 	side_close(&A);
 	side_close(&B);
