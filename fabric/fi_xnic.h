@@ -160,6 +160,12 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid);
 
 struct fi_xnic_cq_sw;
 struct fi_xnic_rdm_ep;
+
+/* An FI_EP_MSG endpoint's QP on a CQ, and its count of WQEs in flight. */
+struct fi_xnic_cq_qp {
+	uint32_t qpn;
+	unsigned int *out;		/* struct fi_xnic_ep.out[] */
+};
 #define FI_XNIC_CQ_MAX_RDM	8	/* RDM endpoints bound to one CQ */
 
 /*
@@ -180,6 +186,9 @@ struct fi_xnic_cq {
 	bool err_pending;		/* @err holds an unread error */
 	struct xnic_cqe err;
 	int cq_err;			/* xnic_poll_cq() gave -EIO */
+	struct fi_xnic_cq_qp *qps;	/* by qpn, @nqps of @qps_size */
+	unsigned int nqps, qps_size;
+	unsigned int qps_last;		/* @qps index of the last CQE's QP */
 	unsigned int refs;		/* bound endpoints */
 	unsigned int cqe_budget;	/* @cq entries no WQE may still fill */
 	int wait_fd;			/* FI_GETWAIT: epoll set */
@@ -196,6 +205,8 @@ int fi_xnic_cq_bind_check(const struct fi_xnic_cq *cq,
 			  const struct fi_xnic_domain *d, uint64_t flags,
 			  const struct fi_xnic_cq *tx,
 			  const struct fi_xnic_cq *rx);
+int fi_xnic_cq_add_qp(struct fi_xnic_cq *cq, uint32_t qpn, unsigned int *out);
+void fi_xnic_cq_del_qp(struct fi_xnic_cq *cq, uint32_t qpn, bool destroyed);
 
 /*
  * FI_RM_ENABLED on FI_EP_MSG: every WQE may complete (a WQE posted without
@@ -278,6 +289,11 @@ struct fi_xnic_ep {
 	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on tx */
 	bool rx_cq_data;		/* FI_RX_CQ_DATA mode granted */
 	struct xnic_qp *qp;
+	/*
+	 * WQEs posted whose CQE fi_cq_read has not taken: [0] completing on
+	 * the send CQ, [1] on the receive CQ when it is another one.
+	 */
+	unsigned int out[2];
 	pthread_mutex_t tx_lock, rx_lock;
 	enum fi_xnic_ep_state state;
 	struct fi_xnic_connreq *connreq;	/* passive side */

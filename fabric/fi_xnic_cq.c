@@ -7,7 +7,10 @@
  * wr_id is the operation's context, or FI_XNIC_WR_QUIET for an operation
  * posted without a completion wanted: its successful CQE is dropped. Each
  * CQE taken off the ring gives its entry back to cqe_budget (FI_EP_MSG
- * posts take them: fi_xnic_ep.c).
+ * posts take them: fi_xnic_ep.c) and counts off its endpoint's WQEs in
+ * flight; the CQEs of a closed endpoint are dropped (fi_close discards
+ * its work), and the entries its WQEs that never complete held come back
+ * at its close (fi_xnic_cq_del_qp()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -144,6 +147,107 @@ void fi_xnic_cqe_give(unsigned int *budget, unsigned int n)
 	__atomic_fetch_add(budget, n, __ATOMIC_RELAXED);
 }
 
+/* Index of @qpn in @cq->qps, or where it would go. Lock held. */
+static unsigned int xnic_cq_qp_index(const struct fi_xnic_cq *cq,
+				     uint32_t qpn)
+{
+	unsigned int lo = 0, hi = cq->nqps;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (cq->qps[mid].qpn < qpn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The in-flight count of the endpoint whose QP @qpn a CQE names, or NULL
+ * when that endpoint was closed. Lock held.
+ */
+static unsigned int *xnic_cq_qp_out(struct fi_xnic_cq *cq, uint32_t qpn)
+{
+	unsigned int i = cq->qps_last;
+
+	if (i < cq->nqps && cq->qps[i].qpn == qpn)
+		return cq->qps[i].out;
+	i = xnic_cq_qp_index(cq, qpn);
+	if (i == cq->nqps || cq->qps[i].qpn != qpn)
+		return NULL;
+	cq->qps_last = i;
+	return cq->qps[i].out;
+}
+
+/**
+ * fi_xnic_cq_add_qp() - an FI_EP_MSG endpoint's QP completes on @cq
+ * @cq: CQ
+ * @qpn: the QP's number
+ * @out: the endpoint's count of its WQEs in flight on @cq: incremented by
+ *	its posts, decremented by fi_cq_read as it takes their CQEs
+ * Return: 0 or -FI_ENOMEM.
+ */
+int fi_xnic_cq_add_qp(struct fi_xnic_cq *cq, uint32_t qpn, unsigned int *out)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->nqps == cq->qps_size) {
+		unsigned int n = cq->qps_size ? cq->qps_size * 2 : 4;
+		struct fi_xnic_cq_qp *t = realloc(cq->qps, n * sizeof(*t));
+
+		if (!t) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		cq->qps = t;
+		cq->qps_size = n;
+	}
+	i = xnic_cq_qp_index(cq, qpn);
+	memmove(cq->qps + i + 1, cq->qps + i,
+		(cq->nqps - i) * sizeof(cq->qps[0]));
+	cq->qps[i].qpn = qpn;
+	cq->qps[i].out = out;
+	cq->nqps++;
+out:
+	pthread_mutex_unlock(&cq->lock);
+	return ret;
+}
+
+/**
+ * fi_xnic_cq_del_qp() - an FI_EP_MSG endpoint's QP was destroyed
+ * @cq: CQ it completed on
+ * @qpn: its number
+ * @destroyed: xnic_destroy_qp() succeeded; if not, the kernel may still
+ *	write CQEs of it, and no entry comes back but as they are read
+ *
+ * Its CQEs still in the ring will be dropped as fi_cq_read takes them,
+ * each giving its entry back; the entries its other WQEs in flight held
+ * (the kernel writes no CQE after xnic_destroy_qp()) come back now.
+ */
+void fi_xnic_cq_del_qp(struct fi_xnic_cq *cq, uint32_t qpn, bool destroyed)
+{
+	unsigned int i, out;
+	int left;
+
+	pthread_mutex_lock(&cq->lock);
+	i = xnic_cq_qp_index(cq, qpn);
+	if (i < cq->nqps && cq->qps[i].qpn == qpn) {
+		out = __atomic_load_n(cq->qps[i].out, __ATOMIC_RELAXED);
+		memmove(cq->qps + i, cq->qps + i + 1,
+			(cq->nqps - i - 1) * sizeof(cq->qps[0]));
+		cq->nqps--;
+		left = destroyed ? xnic_cq_count_qp(cq->cq, qpn) : -1;
+		if (left >= 0 && (unsigned int)left < out)
+			fi_xnic_cqe_give(&cq->cqe_budget,
+					 out - (unsigned int)left);
+	}
+	pthread_mutex_unlock(&cq->lock);
+}
+
 static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 				   size_t count, fi_addr_t *src)
 {
@@ -152,6 +256,7 @@ static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 	if (cq->err_pending)
 		return -FI_EAVAIL;
 	while (i < count) {
+		unsigned int *out;
 		struct xnic_cqe c;
 		int n = xnic_poll_cq(cq->cq, &c, 1);
 
@@ -163,6 +268,10 @@ static ssize_t xnic_cq_read_locked(struct fi_xnic_cq *cq, void *buf,
 			break;
 		/* Its ring entry is free again. */
 		fi_xnic_cqe_give(&cq->cqe_budget, 1);
+		out = xnic_cq_qp_out(cq, c.qp_num);
+		if (!out)
+			continue;	/* its endpoint was closed */
+		__atomic_fetch_sub(out, 1, __ATOMIC_RELAXED);
 		if (c.status != XNIC_WC_SUCCESS) {
 			if (c.wr_id == FI_XNIC_WR_QUIET)
 				c.wr_id = 0;
@@ -578,6 +687,7 @@ static int xnic_cq_close(struct fid *fid)
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->sw);
+	free(cq->qps);
 	free(cq);
 	return 0;
 }

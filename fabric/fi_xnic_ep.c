@@ -67,6 +67,12 @@ static struct fi_xnic_cq *xnic_ep_rcq(struct fi_xnic_ep *ep)
 	return ep->rx_cq ? ep->rx_cq : ep->tx_cq;
 }
 
+/* The endpoint's count of WQEs in flight on its receive CQ. */
+static unsigned int *xnic_ep_rout(struct fi_xnic_ep *ep)
+{
+	return &ep->out[xnic_ep_rcq(ep) != xnic_ep_scq(ep)];
+}
+
 /* Whether a post that returned @err left no WQE (its entry comes back). */
 static bool xnic_post_none(int err)
 {
@@ -147,14 +153,17 @@ static ssize_t xnic_post_sq(struct fi_xnic_ep *ep, uint8_t opcode,
 	cq = xnic_ep_scq(ep);
 	if (fi_xnic_cqe_take(&cq->cqe_budget, 1))
 		return -FI_EAGAIN;
+	__atomic_fetch_add(&ep->out[0], 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ep->tx_lock);
 	err = xnic_post_op(ep->qp, opcode, sg, (unsigned int)count, raddr,
 			   (uint32_t)key, htonl((uint32_t)data),
 			   signal ? (uintptr_t)context : FI_XNIC_WR_QUIET,
 			   xf);
 	pthread_mutex_unlock(&ep->tx_lock);
-	if (xnic_post_none(err))
+	if (xnic_post_none(err)) {
+		__atomic_fetch_sub(&ep->out[0], 1, __ATOMIC_RELAXED);
 		fi_xnic_cqe_give(&cq->cqe_budget, 1);
+	}
 	return xnic_errno_post(err);
 }
 
@@ -196,12 +205,15 @@ static ssize_t xnic_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	cq = xnic_ep_rcq(ep);
 	if (fi_xnic_cqe_take(&cq->cqe_budget, 1))
 		return -FI_EAGAIN;
+	__atomic_fetch_add(xnic_ep_rout(ep), 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&ep->rx_lock);
 	err = xnic_post_recv(ep->qp, sg, (unsigned int)count,
 			     (uintptr_t)context);
 	pthread_mutex_unlock(&ep->rx_lock);
-	if (xnic_post_none(err))
+	if (xnic_post_none(err)) {
+		__atomic_fetch_sub(xnic_ep_rout(ep), 1, __ATOMIC_RELAXED);
 		fi_xnic_cqe_give(&cq->cqe_budget, 1);
+	}
 	return xnic_errno_post(err);
 }
 
@@ -482,6 +494,17 @@ static int xnic_ep_enable(struct fi_xnic_ep *ep)
 			  xnic_strerror(err));
 		return fi_xnic_err(err);
 	}
+	err = fi_xnic_cq_add_qp(scq, ep->qp->qpn, &ep->out[0]);
+	if (!err && rcq != scq) {
+		err = fi_xnic_cq_add_qp(rcq, ep->qp->qpn, &ep->out[1]);
+		if (err)
+			fi_xnic_cq_del_qp(scq, ep->qp->qpn, false);
+	}
+	if (err) {
+		xnic_destroy_qp(ep->qp);
+		ep->qp = NULL;
+		return err;
+	}
 	fi_xnic_domain_add_ep(ep->domain, ep);
 	return 0;
 }
@@ -547,11 +570,17 @@ static int xnic_ep_close(struct fid *fid)
 	if (ep->cm_thread_running)
 		pthread_join(ep->cm_thread, NULL);
 	if (ep->qp) {
+		uint32_t qpn = ep->qp->qpn;
+
 		fi_xnic_domain_del_ep(ep->domain, ep);
 		err = xnic_destroy_qp(ep->qp);
 		if (err)
 			XNIC_WARN(FI_LOG_EP_CTRL, "destroy QP: %s\n",
 				  xnic_strerror(err));
+		/* Its work is discarded, its CQ entries come back. */
+		fi_xnic_cq_del_qp(xnic_ep_scq(ep), qpn, !err);
+		if (xnic_ep_rcq(ep) != xnic_ep_scq(ep))
+			fi_xnic_cq_del_qp(xnic_ep_rcq(ep), qpn, !err);
 	}
 	if (ep->connreq)	/* rejected if never accepted */
 		fi_xnic_connreq_release(ep->connreq);

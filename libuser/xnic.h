@@ -1668,6 +1668,31 @@ static inline int xnic_poll_cq(struct xnic_cq *cq, struct xnic_cqe *cqes,
 	return n;
 }
 
+/**
+ * xnic_cq_count_qp() - completions of one QP still in a CQ
+ * @cq: CQ
+ * @qpn: the QP's number
+ *
+ * Counts the CQEs naming @qpn that xnic_poll_cq() has not returned yet,
+ * without reaping anything. The kernel writes no CQE of a QP after
+ * xnic_destroy_qp() (its WQEs still outstanding get none), so after that
+ * this is how many of its completions later polls will still return.
+ * Return: the count, 0..entries; -EIO when the CQ's producer index is
+ * invalid.
+ */
+static inline int xnic_cq_count_qp(struct xnic_cq *cq, uint32_t qpn)
+{
+	uint32_t prod = __atomic_load_n(&cq->hdr->producer, __ATOMIC_ACQUIRE);
+	uint32_t avail = prod - cq->head, i;
+	int n = 0;
+
+	if (avail > cq->mask + 1)
+		return -EIO;
+	for (i = 0; i < avail; i++)
+		n += cq->cqes[(cq->head + i) & cq->mask].qp_num == qpn;
+	return n;
+}
+
 #ifdef __cplusplus
 }
 #endif

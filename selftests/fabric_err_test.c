@@ -10,7 +10,9 @@
  *   - FI_RM_ENABLED: more signalled sends, injects and receives than a
  *     64-entry CQ holds: posts return -FI_EAGAIN until completions are
  *     read, none is lost (each completes and arrives once, in order), no
- *     -FI_EOVERRUN, also when fi_shutdown flushes a full CQ's work;
+ *     -FI_EOVERRUN, also when fi_shutdown flushes a full CQ's work; an
+ *     endpoint closed with work posted reports nothing and gives its
+ *     CQ entries back;
  *   - fi_shutdown on one side: FI_SHUTDOWN on the other's EQ;
  *   - fi_getinfo with hints xnic cannot meet: -FI_ENODATA;
  *   - bad arguments: negative FI_ errors, no crash;
@@ -536,6 +538,62 @@ static void test_cq_full(struct side *A, struct side *B)
 	MUST(fi_close(&b.cq->fid));
 }
 
+/* Receives posted on @ep until -FI_EAGAIN, at most 4 x CQ_SMALL. */
+static int recv_room(struct fid_ep *ep, char *rb, void *desc)
+{
+	int i;
+
+	for (i = 0; i < 4 * CQ_SMALL; i++)
+		if (fi_recv(ep, rb + i * 8, 8, desc, 0,
+			    (void *)(uintptr_t)(i + 1)))
+			break;
+	return i;
+}
+
+/*
+ * fi_close of an endpoint with work posted discards it (fi_endpoint(3)):
+ * its completions are not reported, the CQEs it had in the ring are
+ * dropped, and the entries of a CQ_SMALL-entry CQ its receives held come
+ * back, so a new endpoint on that CQ posts as many again.
+ */
+static void test_close_gives_back(struct side *A, struct side *B)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA,
+				  .size = CQ_SMALL };
+	void *bdesc = fi_mr_desc(B->mr);
+	char *rb = B->buf + 60000;
+	struct side a = *A, b = *B;
+	struct fi_cq_data_entry c;
+	struct fi_cq_err_entry ce;
+	struct fid_ep *e2;
+	int first, again, i, done = 0;
+	struct pair p;
+	ssize_t n;
+
+	MUST(fi_cq_open(A->domain, &cqa, &a.cq, NULL));
+	MUST(fi_cq_open(B->domain, &cqa, &b.cq, NULL));
+	connect_pair(&a, &b, &p, false);
+	first = recv_room(p.b, rb, bdesc);
+	for (i = 0; i < 3; i++)
+		MUST(fi_send(p.a, A->buf, 8, fi_mr_desc(A->mr), 0, A));
+	while (done < 3 && cq_next(a.cq, &c, &ce) == 1)
+		done++;
+	MUST(fi_close(&p.b->fid));	/* 3 CQEs unread, 61 receives */
+	n = fi_cq_read(b.cq, &c, 1);
+	CHECK(first == CQ_SMALL && done == 3 && n == -FI_EAGAIN,
+	      "an endpoint closed with %d receives posted, 3 of them "
+	      "completed and unread: nothing reported (%zd)", first, n);
+	e2 = ep_open(&b, B->info);
+	again = recv_room(e2, rb, bdesc);
+	CHECK(again == CQ_SMALL, "a new endpoint on its %d-entry CQ posts %d "
+	      "receives (its entries came back)", CQ_SMALL, again);
+	fi_close(&e2->fid);
+	fi_close(&p.a->fid);
+	fi_close(&p.pep->fid);
+	MUST(fi_close(&a.cq->fid));
+	MUST(fi_close(&b.cq->fid));
+}
+
 static void test_getinfo(const char *dev)
 {
 	struct fi_info *h, *info = NULL;
@@ -718,6 +776,7 @@ int main(int argc, char **argv)
 		;
 
 	test_cq_full(&A, &B);
+	test_close_gives_back(&A, &B);
 
 	/* fi_shutdown: the peer's EQ says FI_SHUTDOWN. */
 	connect_pair(&A, &B, &q, false);

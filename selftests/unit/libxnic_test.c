@@ -374,6 +374,26 @@ TEST_F(rings, cq_poll_in_batches)
 	EXPECT_EQ(0, xnic_poll_cq(&self->cq, out, N_CQ));
 }
 
+TEST_F(rings, cq_count_qp_counts_unreaped_cqes_of_one_qp)
+{
+	struct xnic_cqe out[N_CQ];
+	uint32_t i;
+
+	EXPECT_EQ(0, xnic_cq_count_qp(&self->cq, 7));
+	for (i = 0; i < 5; i++) {
+		kernel_cqe(&self->cq, i, i);
+		self->cq.cqes[i].qp_num = i % 2 ? 7 : 9;
+	}
+	EXPECT_EQ(2, xnic_cq_count_qp(&self->cq, 7));
+	EXPECT_EQ(3, xnic_cq_count_qp(&self->cq, 9));
+	EXPECT_EQ(0, self->cq.hdr->consumer);	/* nothing reaped */
+	EXPECT_EQ(2, xnic_poll_cq(&self->cq, out, 2));
+	EXPECT_EQ(1, xnic_cq_count_qp(&self->cq, 7));
+	EXPECT_EQ(2, xnic_cq_count_qp(&self->cq, 9));
+	self->cq.hdr->producer = self->cq.head + N_CQ + 1;
+	EXPECT_EQ(-EIO, xnic_cq_count_qp(&self->cq, 7));
+}
+
 TEST_F(rings, cq_wraps)
 {
 	struct xnic_cqe out[N_CQ];
