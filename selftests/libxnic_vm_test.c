@@ -743,22 +743,6 @@ static int drop_ipc_lock(void)
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
-/* The process's pinned memory (VmPin), bytes; -1 if unreadable. */
-static long long vm_pinned(void)
-{
-	long long kib = -1;
-	char line[128];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %lld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib < 0 ? -1 : kib * 1024;
-}
-
 /*
  * Out of pinnable memory (RLIMIT_MEMLOCK), the cache unpins its unused MRs,
  * least recently used first, until a registration fits; a range that alone
@@ -784,8 +768,9 @@ TEST_F(pair, mr_cache_under_memlock_limit)
 	ASSERT_EQ(0, drop_ipc_lock());
 	ASSERT_EQ(0, xnic_open(self->a.dev, &ctx));
 	ASSERT_EQ(0, xnic_alloc_pd(ctx, &pd));
-	pinned = vm_pinned();
+	pinned = xt_proc_kb("/proc/self/status", "VmPin");
 	ASSERT_LE(0, pinned);
+	pinned *= 1024;
 	/* Room for three pieces besides what the fixture pinned. */
 	rl.rlim_cur = rl.rlim_max = pinned + 3 * piece;
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));

@@ -808,21 +808,6 @@ TEST_F_TIMEOUT(ho, cq_overflow, 60)
 
 /* ------------------------------------- processes that go away ------ */
 
-static long mem_available_kb(void)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 #define NRES	5
 static const char *const res_kinds[NRES] = { "pd", "cq", "qp", "mr", "ctx" };
 
@@ -928,7 +913,8 @@ static void victim(struct xt_env *e, int fd, bool close_early)
 static void victim_round(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(ho) *self, bool kill_it)
 {
-	long before[2][NRES], mem0, mem1;
+	long before[2][NRES];
+	long long mem0, mem1;
 	char why[512];
 	int fds[2], st;
 	pid_t pid;
@@ -936,7 +922,7 @@ static void victim_round(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, res_snapshot(&self->env, before)) TH_LOG("%s",
 							      xt_error());
-	mem0 = mem_available_kb();
+	mem0 = xt_proc_kb("/proc/meminfo", "MemAvailable");
 	ASSERT_EQ(0, pipe(fds));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -963,10 +949,10 @@ static void victim_round(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, res_back_to(&self->env, before, 10000, why, sizeof(why)))
 		TH_LOG("after the victim: %s", why);
 	/* Its 2 x 64 MiB of pinned memory is free again. */
-	mem1 = mem_available_kb();
-	TH_LOG("MemAvailable before %ld kB, after %ld kB", mem0, mem1);
+	mem1 = xt_proc_kb("/proc/meminfo", "MemAvailable");
+	TH_LOG("MemAvailable before %lld kB, after %lld kB", mem0, mem1);
 	EXPECT_GT(mem1 + 32 * 1024, mem0)
-		TH_LOG("%ld kB of memory did not come back", mem0 - mem1);
+		TH_LOG("%lld kB of memory did not come back", mem0 - mem1);
 	check_alive(_metadata, self);
 }
 

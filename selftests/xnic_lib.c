@@ -126,6 +126,27 @@ int xt_set_param(const struct xt_dev *d, const char *key, const char *val)
 		     key, val);
 }
 
+/*
+ * The value of the "@key: N kB" line of a /proc file (/proc/meminfo,
+ * /proc/self/status), in KiB; -1 when there is none.
+ */
+long long xt_proc_kb(const char *path, const char *key)
+{
+	size_t klen = strlen(key);
+	long long kb = -1;
+	char line[256];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (kb < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%lld kB", &kb) != 1)
+			kb = -1;
+	fclose(f);
+	return kb;
+}
+
 /* Read a one-line file without its newline. Return: 0 or -errno. */
 int xt_read_file(const char *path, char *buf, size_t len)
 {

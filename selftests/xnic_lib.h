@@ -104,6 +104,7 @@ void xt_sleep_ms(int ms);
 int xt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int xt_sh_show(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int xt_read_file(const char *path, char *buf, size_t len);
+long long xt_proc_kb(const char *path, const char *key);
 int xt_set_param(const struct xt_dev *d, const char *key, const char *val);
 int xt_write_file(const char *path, const char *val);
 
