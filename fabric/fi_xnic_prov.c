@@ -281,5 +281,9 @@ FI_EXT_INI
 	fi_param_define(&fi_xnic_prov, "mr_cache_max_size", FI_PARAM_SIZE_T,
 			"FI_EP_RDM: bytes kept registered for reuse, at most "
 			"(default: 536870912)");
+	fi_param_define(&fi_xnic_prov, "rdm_cq_size", FI_PARAM_SIZE_T,
+			"FI_EP_RDM: CQ entries of an endpoint's connections, "
+			"160 a peer connected at once (default: 16384, "
+			"at most 65536)");
 	return &fi_xnic_prov;
 }

@@ -546,6 +546,23 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 
 /* ------------------------- object plumbing -------------------------- */
 
+/*
+ * Entries of the endpoint's CQ (the rdm_cq_size parameter): a connection
+ * takes FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS of them, so this bounds the
+ * peers it can have at once; at least one, at most the device's max_cqe.
+ */
+static unsigned int xnic_rdm_cq_size(const struct fi_xnic_rdm_ep *ep)
+{
+	size_t n = FI_XNIC_RDM_CQ;
+
+	fi_param_get_size_t(&fi_xnic_prov, "rdm_cq_size", &n);
+	if (n < FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS)
+		n = FI_XNIC_RDM_SQ + FI_XNIC_RDM_RX_BUFS;
+	if (n > ep->domain->lim.attr.max_cqe)
+		n = ep->domain->lim.attr.max_cqe;
+	return (unsigned int)n;
+}
+
 static int xnic_rdm_enable(struct fi_xnic_rdm_ep *ep)
 {
 	size_t txsize = (size_t)FI_XNIC_RDM_TX_BUFS * FI_XNIC_RDM_BUF;
@@ -557,8 +574,7 @@ static int xnic_rdm_enable(struct fi_xnic_rdm_ep *ep)
 		return -FI_ENOCQ;
 	if (!ep->av)
 		return -FI_ENOAV;
-	ep->cqe_budget = ep->domain->lim.attr.max_cqe < FI_XNIC_RDM_CQ ?
-			 ep->domain->lim.attr.max_cqe : FI_XNIC_RDM_CQ;
+	ep->cqe_budget = xnic_rdm_cq_size(ep);
 	err = xnic_create_cq(ep->domain->ctx, ep->cqe_budget, &ep->xcq);
 	if (err)
 		return fi_xnic_err(err);
