@@ -149,7 +149,9 @@ static bool xnic_rdm_conn_held(const struct fi_xnic_rdm_ep *ep,
  * In two steps, each after a read of the CQ that found it empty: the
  * first destroys the QP (the kernel writes no CQE of it after that), the
  * second frees the connection and gives its CQ entries back, as every
- * CQE naming it has then been read. Called by fi_xnic_rdm_progress().
+ * CQE naming it has then been read. A connection that never got a QP
+ * (its accept failed before, e.g. the CQ was full) is freed at once: it
+ * took no CQ entries. Called by fi_xnic_rdm_progress().
  */
 void fi_xnic_rdm_reap(struct fi_xnic_rdm_ep *ep)
 {
@@ -158,7 +160,7 @@ void fi_xnic_rdm_reap(struct fi_xnic_rdm_ep *ep)
 	while ((c = *pp)) {
 		if (!c->stale || xnic_rdm_conn_held(ep, c)) {
 			pp = &c->next;
-		} else if (!c->qp_gone) {
+		} else if (c->qp) {
 			xnic_rdm_conn_qp_destroy(c);
 			pp = &c->next;
 		} else {

@@ -29,7 +29,9 @@
  *     to it after its old connection failed, and its own first send to
  *     an endpoint that has not noticed yet, each get a new connection;
  *     RESTARTS restarts in a row (more than an endpoint's CQ could serve
- *     if the replaced connections were kept).
+ *     if the replaced connections were kept);
+ *   - a server endpoint whose CQ has room for PEERS_MAX connections
+ *     (rdm_cq_size): the peers beyond are refused, also when they retry.
  * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
@@ -728,6 +730,114 @@ static void restart(struct side *A, struct side *B)
 	alarm(0);
 }
 
+#define PEERS_CQ	"800"	/* rdm_cq_size: room for 5 connections */
+#define PEERS_MAX	5
+#define PEERS		(PEERS_MAX + 2)
+#define PEERS_TAG	0x9e00ULL
+
+struct client {
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+/* An endpoint of @s's domain and AV at its address with port @port. */
+static void client_open(struct side *s, struct client *c, uint16_t port)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *info = fi_dupinfo(s->info);
+	char *name = malloc(s->namelen);
+
+	memcpy(name, s->name, s->namelen);
+	name[2] = (char)(port >> 8);	/* sin6_port, network order */
+	name[3] = (char)port;
+	free(info->src_addr);
+	info->src_addr = name;
+	info->src_addrlen = s->namelen;
+	MUST(fi_cq_open(s->domain, &cqa, &c->cq, NULL));
+	MUST(fi_endpoint(s->domain, info, &c->ep, NULL));
+	MUST(fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_ep_bind(c->ep, &s->av->fid, 0));
+	MUST(fi_enable(c->ep));
+	fi_freeinfo(info);
+}
+
+static void client_close(struct client *c)
+{
+	fi_close(&c->ep->fid);
+	fi_close(&c->cq->fid);
+}
+
+/* Read @cq for @ms; the number of completions. */
+static int cq_drain(struct fid_cq *cq, int ms)
+{
+	long long end = now_ms() + ms;
+	struct fi_cq_tagged_entry c;
+	int n = 0;
+
+	while (now_ms() < end)
+		if (fi_cq_read(cq, &c, 1) == 1)
+			n++;
+	return n;
+}
+
+/*
+ * An endpoint's CQ bounds the peers connected to it at once (rdm_cq_size,
+ * 160 entries a connection): a server endpoint with room for PEERS_MAX
+ * refuses the next peers, again when they retry (before, the second try
+ * crashed the server: the connection whose accept had failed had no QP
+ * to destroy).
+ */
+static void peers(struct side *A, struct side *B)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	static char rx[PEERS][8];
+	struct client cl[PEERS];
+	struct fid_cq *scq;
+	struct fid_ep *srv;
+	char name[64];
+	size_t len = sizeof(name);
+	fi_addr_t to;
+	int i, r, ok = 0, refused = 0, again = 0, got;
+
+	setenv("FI_XNIC_RDM_CQ_SIZE", PEERS_CQ, 1);
+	MUST(fi_cq_open(A->domain, &cqa, &scq, NULL));
+	MUST(fi_endpoint(A->domain, A->info, &srv, NULL));
+	MUST(fi_ep_bind(srv, &scq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_ep_bind(srv, &A->av->fid, 0));
+	MUST(fi_enable(srv));
+	unsetenv("FI_XNIC_RDM_CQ_SIZE");
+	MUST(fi_getname(&srv->fid, name, &len));
+	MUST(fi_av_insert(B->av, name, 1, &to, 0, NULL));
+	for (i = 0; i < PEERS; i++)
+		MUST(fi_trecv(srv, rx[i], 8, NULL, FI_ADDR_UNSPEC, PEERS_TAG,
+			      0xff, NULL));
+
+	for (i = 0; i < PEERS; i++) {
+		client_open(B, &cl[i], (uint16_t)(0x6e00 + i));
+		r = (int)fi_tinject(cl[i].ep, "peer", 5, to, PEERS_TAG | i);
+		ok += r == 0;
+		refused += r == -FI_ECONNREFUSED;
+	}
+	got = cq_drain(scq, 300);
+	CHECK(ok == PEERS_MAX && refused == PEERS - PEERS_MAX &&
+	      got == PEERS_MAX,
+	      "a server with room for %d connections: %d peers connect, "
+	      "%d more are refused (%d, %d, %d messages)", PEERS_MAX,
+	      PEERS_MAX, PEERS - PEERS_MAX, ok, refused, got);
+	for (i = PEERS_MAX; i < PEERS; i++)
+		again += fi_tinject(cl[i].ep, "peer", 5, to, PEERS_TAG | i) ==
+			 -FI_ECONNREFUSED;
+	got = cq_drain(scq, 300);
+	CHECK(again == PEERS - PEERS_MAX && got == 0,
+	      "they are refused again, the server goes on (%d, %d)", again,
+	      got);
+
+	for (i = 0; i < PEERS; i++)
+		client_close(&cl[i]);
+	fi_close(&srv->fid);
+	fi_close(&scq->fid);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_cq_tagged_entry c, d;
@@ -794,6 +904,7 @@ int main(int argc, char **argv)
 	av_remove(&A, &B);
 	av_hints(&A);
 	restart(&A, &B);
+	peers(&A, &B);
 
 	side_close(&A);
 	side_close(&B);
