@@ -38,6 +38,32 @@ static struct fi_xnic_rdm_conn *xnic_rdm_find(struct fi_xnic_rdm_ep *ep,
 	return NULL;
 }
 
+/*
+ * Whether @c failed: marked so, or its QP is in the error state (the peer
+ * disconnected it, say) and our progress has not read that yet.
+ */
+static bool xnic_rdm_conn_failed(const struct fi_xnic_rdm_conn *c)
+{
+	return c->dead ||
+	       (c->qp && xnic_qp_err_reason(c->qp) != XNIC_QP_ERR_NONE);
+}
+
+/*
+ * Whether a connection of ours to (@node, @port) failed and was replaced
+ * (it waits to be freed): a new one is then a reconnection, which the
+ * peer takes even if it has not seen the old one fail. Lock held.
+ */
+static bool xnic_rdm_failed_before(const struct fi_xnic_rdm_ep *ep,
+				   uint32_t node, uint16_t port)
+{
+	const struct fi_xnic_rdm_conn *c;
+
+	for (c = ep->conns; c; c = c->next)
+		if (c->node == node && c->port == port && c->stale)
+			return true;
+	return false;
+}
+
 /* A new connection to (@node, @port), on the list, not set up. Lock held. */
 static struct fi_xnic_rdm_conn *xnic_rdm_conn_add(struct fi_xnic_rdm_ep *ep,
 						  uint32_t node, uint16_t port,
@@ -100,27 +126,34 @@ static void xnic_rdm_conn_drop(struct fi_xnic_rdm_ep *ep,
 	xnic_rdm_conn_free(c);
 }
 
-/*
- * Replace @c (it failed, or the peer connected again): no lookup finds it
- * any more, its QP goes to error (a DREQ tells the peer, the kernel
- * flushes its WQEs) and its sends waiting for a FIN fail; it stays on
- * the list for the CQEs that name it, until fi_xnic_rdm_reap(). Lock held.
+/**
+ * fi_xnic_rdm_conn_retire() - replace a connection
+ * @ep: its endpoint, lock held
+ * @c: the connection: it failed, or the peer connected again
+ *
+ * No lookup finds @c any more, its QP goes to error (a DREQ tells the
+ * peer, the kernel flushes its WQEs) and its sends waiting for a FIN
+ * fail; it stays on the list for the CQEs and requests that name it,
+ * until fi_xnic_rdm_reap() frees it, and tells a later connect to the
+ * same peer that it replaces a failed one (xnic_rdm_failed_before()).
  */
-static void xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
-				 struct fi_xnic_rdm_conn *c)
+void fi_xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
+			     struct fi_xnic_rdm_conn *c)
 {
 	size_t i;
 
-	if (!c->dead && c->qp) {
-		xnic_cm_disconnect(c->qp);
-		fi_xnic_rdm_conn_failed(ep, c, XNIC_WC_WR_FLUSH_ERR);
-	}
-	c->dead = true;
+	if (c->stale)
+		return;
 	c->stale = true;
 	ep->nstale++;
 	for (i = 0; i < ep->ntx; i++)
 		if (ep->tx[i] == c)
 			ep->tx[i] = NULL;
+	if (!c->dead && c->qp) {
+		xnic_cm_disconnect(c->qp);
+		fi_xnic_rdm_conn_failed(ep, c, XNIC_WC_WR_FLUSH_ERR);
+	}
+	c->dead = true;
 }
 
 /* Whether a request, a queue or a bounce buffer to post refers to @c. */
@@ -245,10 +278,13 @@ err:
 static void xnic_rdm_conn_done(struct fi_xnic_rdm_ep *ep,
 			       struct fi_xnic_rdm_conn *c, int err)
 {
-	if (err)
-		c->dead = true;		/* kept: flushed CQEs may name it */
-	else
+	if (err) {
+		c->dead = true;
+		/* Kept for the flushed CQEs that may name it, then freed. */
+		fi_xnic_rdm_conn_retire(ep, c);
+	} else {
 		c->state = FI_XNIC_RDM_READY;
+	}
 	pthread_cond_broadcast(&ep->conn_cond);
 }
 
@@ -283,7 +319,8 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 		 * collision) uses ours; a new endpoint at that address, one
 		 * whose connection failed, or ours failed: replaced.
 		 */
-		refuse = c && !c->dead && cr->inc == c->peer_inc &&
+		refuse = c && !xnic_rdm_conn_failed(c) &&
+			 cr->inc == c->peer_inc &&
 			 !(cr->flags & FI_XNIC_RDM_CREQ_RECONNECT);
 	if (refuse) {
 		pthread_mutex_unlock(&ep->lock);
@@ -293,7 +330,7 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 	if (c && c->state == FI_XNIC_RDM_CONNECTING)
 		c->superseded = true;	/* theirs wins: our REQ is refused */
 	else if (c)
-		xnic_rdm_conn_retire(ep, c);
+		fi_xnic_rdm_conn_retire(ep, c);
 	c = xnic_rdm_conn_add(ep, req->remote_node, cr->port,
 			      FI_XNIC_RDM_ACCEPTING);
 	if (c)
@@ -519,7 +556,9 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 					      FI_XNIC_RDM_CONNECTING);
 			if (!c)
 				return -FI_ENOMEM;
-			err = xnic_rdm_connect(ep, c, &a, reconnect);
+			err = xnic_rdm_connect(ep, c, &a, reconnect ||
+					       xnic_rdm_failed_before(ep,
+						c->node, c->port));
 			if (err < 0)
 				return err;
 			/* Lost a collision: wait a little for the peer's. */
@@ -530,7 +569,7 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 		if (c->dead) {
 			if (reconnect)
 				return -FI_ECONNRESET;
-			xnic_rdm_conn_retire(ep, c);
+			fi_xnic_rdm_conn_retire(ep, c);
 			reconnect = true;
 			continue;
 		}

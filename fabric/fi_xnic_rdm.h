@@ -12,11 +12,13 @@
  *   thread accepts. When both ends connect at once, the connection of the
  *   lower address (node, then port) wins: its owner refuses the other REQ
  *   (FI_XNIC_RDM_COLLISION), the other end accepts it and drops its own.
- *   A connection that failed is replaced by the next send to that peer;
- *   a REQ from a new endpoint at a known address (its incarnation
- *   differs) or one marked as a reconnection replaces the connection we
- *   have. A replaced connection stays, found by no lookup, until nothing
- *   refers to it (fi_xnic_rdm_reap()).
+ *   A connection that failed is retired at once, and the next send to
+ *   that peer connects again (a reconnection); a REQ from a new endpoint
+ *   at a known address (its incarnation differs), one marked as a
+ *   reconnection, or one for a connection whose QP failed replaces the
+ *   connection we have. A retired connection stays, found by no lookup,
+ *   until nothing refers to it (fi_xnic_rdm_reap()), so that the room of
+ *   a peer gone for good comes back.
  * - Protocol (our own, inside SEND payloads; struct fi_xnic_rdm_hdr):
  *   EAGER carries a message of up to FI_XNIC_RDM_EAGER bytes after its
  *   header, into the receiver's bounce buffers; larger messages send an
@@ -158,7 +160,7 @@ enum fi_xnic_rdm_conn_state {
  * @dead: its QP failed, or it never connected: nothing is posted on it
  * @superseded: the peer's connection won a collision: this one (ours,
  *	connecting) is dropped when its REQ returns
- * @stale: replaced (it failed, or the peer connected again): found by no
+ * @stale: retired (it failed, or the peer connected again): found by no
  *	lookup, freed by fi_xnic_rdm_reap() once nothing refers to it
  * @qp_gone: its QP was destroyed (@qp NULL); its CQ entries stay taken
  *	until it is freed
@@ -346,6 +348,8 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 			 struct fi_xnic_rdm_conn **connp);
 void fi_xnic_rdm_av_sync(struct fi_xnic_rdm_ep *ep);
 void fi_xnic_rdm_reap(struct fi_xnic_rdm_ep *ep);
+void fi_xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
+			     struct fi_xnic_rdm_conn *c);
 
 #define XNIC_HDR	sizeof(struct fi_xnic_rdm_hdr)
 

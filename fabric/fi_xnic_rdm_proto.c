@@ -619,6 +619,12 @@ void fi_xnic_rdm_conn_failed(struct fi_xnic_rdm_ep *ep,
 		fi_xnic_rdm_complete(ep, r, xnic_status_err(status), (int)status, 0);
 		fi_xnic_rdm_req_free(ep, r);
 	}
+	/*
+	 * Replaced now, not at the next send to the peer: a peer that went
+	 * away for good would keep its QP, buffers and CQ entries for ever.
+	 */
+	if (c->state == FI_XNIC_RDM_READY)
+		fi_xnic_rdm_conn_retire(ep, c);
 }
 
 static struct fi_xnic_rdm_conn *xnic_conn_by_qpn(struct fi_xnic_rdm_ep *ep,

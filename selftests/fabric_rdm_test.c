@@ -31,7 +31,8 @@
  *     RESTARTS restarts in a row (more than an endpoint's CQ could serve
  *     if the replaced connections were kept);
  *   - a server endpoint whose CQ has room for PEERS_MAX connections
- *     (rdm_cq_size): the peers beyond are refused, also when they retry.
+ *     (rdm_cq_size): the peers beyond are refused, also when they retry,
+ *     and connect once peers went away; new peers come and go.
  * Usage: fabric_rdm_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
@@ -733,6 +734,7 @@ static void restart(struct side *A, struct side *B)
 #define PEERS_CQ	"800"	/* rdm_cq_size: room for 5 connections */
 #define PEERS_MAX	5
 #define PEERS		(PEERS_MAX + 2)
+#define PEERS_NEW	8	/* peers that come and go afterwards */
 #define PEERS_TAG	0x9e00ULL
 
 struct client {
@@ -785,13 +787,16 @@ static int cq_drain(struct fid_cq *cq, int ms)
  * 160 entries a connection): a server endpoint with room for PEERS_MAX
  * refuses the next peers, again when they retry (before, the second try
  * crashed the server: the connection whose accept had failed had no QP
- * to destroy).
+ * to destroy), and takes them once peers that went away gave their room
+ * back, as many new peers in a row as come and go (before, a connection
+ * whose peer vanished kept its room for ever: a server refused every
+ * peer after the 102nd).
  */
 static void peers(struct side *A, struct side *B)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
-	static char rx[PEERS][8];
-	struct client cl[PEERS];
+	static char rx[PEERS + PEERS_NEW][8];
+	struct client cl[PEERS], nc;
 	struct fid_cq *scq;
 	struct fid_ep *srv;
 	char name[64];
@@ -808,7 +813,7 @@ static void peers(struct side *A, struct side *B)
 	unsetenv("FI_XNIC_RDM_CQ_SIZE");
 	MUST(fi_getname(&srv->fid, name, &len));
 	MUST(fi_av_insert(B->av, name, 1, &to, 0, NULL));
-	for (i = 0; i < PEERS; i++)
+	for (i = 0; i < PEERS + PEERS_NEW; i++)
 		MUST(fi_trecv(srv, rx[i], 8, NULL, FI_ADDR_UNSPEC, PEERS_TAG,
 			      0xff, NULL));
 
@@ -832,7 +837,23 @@ static void peers(struct side *A, struct side *B)
 	      "they are refused again, the server goes on (%d, %d)", again,
 	      got);
 
-	for (i = 0; i < PEERS; i++)
+	for (i = 0; i < PEERS_MAX; i++)
+		client_close(&cl[i]);
+	got = cq_drain(scq, 500);	/* their connections fail */
+	for (i = PEERS_MAX, ok = 0; i < PEERS; i++)
+		ok += fi_tinject(cl[i].ep, "peer", 5, to, PEERS_TAG | i) == 0;
+	for (i = 0; i < PEERS_NEW; i++) {
+		client_open(B, &nc, (uint16_t)(0x6f00 + i));
+		ok += fi_tinject(nc.ep, "peer", 5, to, PEERS_TAG | i) == 0;
+		got += cq_drain(scq, 100);
+		client_close(&nc);
+	}
+	got += cq_drain(scq, 300);
+	CHECK(ok == PEERS - PEERS_MAX + PEERS_NEW && got == ok,
+	      "peers that went away give their room back: the %d refused "
+	      "and %d new ones in a row connect (%d, %d messages)",
+	      PEERS - PEERS_MAX, PEERS_NEW, ok, got);
+	for (i = PEERS_MAX; i < PEERS; i++)
 		client_close(&cl[i]);
 	fi_close(&srv->fid);
 	fi_close(&scq->fid);
