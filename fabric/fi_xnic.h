@@ -183,6 +183,8 @@ struct fi_xnic_cq {
 	struct xnic_cq *cq;
 	enum fi_cq_format format;
 	pthread_mutex_t lock;
+	/* read: progressing @rdm's endpoints; write: one leaves @rdm */
+	pthread_rwlock_t rdm_lock;
 	bool err_pending;		/* @err holds an unread error */
 	struct xnic_cqe err;
 	int cq_err;			/* xnic_poll_cq() gave -EIO */

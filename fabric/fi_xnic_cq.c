@@ -401,14 +401,19 @@ out:
 }
 
 /**
- * fi_xnic_cq_del_rdm() - an RDM endpoint is closed
+ * fi_xnic_cq_del_rdm() - an RDM endpoint is being closed
  * @cq: CQ it was bound to
  * @ep: endpoint
+ *
+ * Returns once no other thread's fi_cq_read progresses @ep any more (the
+ * endpoint may then be torn down), and @cq's wait fd arms its xnic CQ no
+ * more.
  */
 void fi_xnic_cq_del_rdm(struct fi_xnic_cq *cq, struct fi_xnic_rdm_ep *ep)
 {
 	unsigned int i;
 
+	pthread_rwlock_wrlock(&cq->rdm_lock);
 	pthread_mutex_lock(&cq->lock);
 	for (i = 0; i < cq->nrdm; i++) {
 		if (cq->rdm[i] == ep) {
@@ -417,14 +422,19 @@ void fi_xnic_cq_del_rdm(struct fi_xnic_cq *cq, struct fi_xnic_rdm_ep *ep)
 		}
 	}
 	pthread_mutex_unlock(&cq->lock);
+	pthread_rwlock_unlock(&cq->rdm_lock);
 }
 
-/* Progress the bound RDM endpoints (without @cq's lock: they take it). */
+/*
+ * Progress the bound RDM endpoints (without @cq's lock: they take it;
+ * @rdm_lock keeps them from being closed meanwhile).
+ */
 static void xnic_cq_progress(struct fi_xnic_cq *cq)
 {
 	struct fi_xnic_rdm_ep *eps[FI_XNIC_CQ_MAX_RDM];
 	unsigned int i, n;
 
+	pthread_rwlock_rdlock(&cq->rdm_lock);
 	pthread_mutex_lock(&cq->lock);
 	n = cq->nrdm;
 	memcpy(eps, cq->rdm, n * sizeof(eps[0]));
@@ -434,6 +444,7 @@ static void xnic_cq_progress(struct fi_xnic_cq *cq)
 		fi_xnic_rdm_progress(eps[i]);
 		pthread_mutex_unlock(&eps[i]->lock);
 	}
+	pthread_rwlock_unlock(&cq->rdm_lock);
 }
 
 static ssize_t xnic_cq_read_sw(struct fi_xnic_cq *cq, void *buf, size_t count,
@@ -686,6 +697,7 @@ static int xnic_cq_close(struct fid *fid)
 	close(cq->sw_fd);
 	__atomic_fetch_sub(&cq->domain->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_destroy(&cq->lock);
+	pthread_rwlock_destroy(&cq->rdm_lock);
 	free(cq->sw);
 	free(cq->qps);
 	free(cq);
@@ -804,6 +816,7 @@ int fi_xnic_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		return fi_xnic_err(err);
 	}
 	pthread_mutex_init(&cq->lock, NULL);
+	pthread_rwlock_init(&cq->rdm_lock, NULL);
 	cq->domain = d;
 	cq->cqe_budget = (unsigned int)size;
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;

@@ -739,6 +739,11 @@ static int xnic_rdm_close(struct fid *fid)
 	struct fi_xnic_rdm_conn *c, *n;
 	int q;
 
+	/* No fi_cq_read of another thread progresses it after this. */
+	if (ep->tx_cq)
+		fi_xnic_cq_del_rdm(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		fi_xnic_cq_del_rdm(ep->rx_cq, ep);
 	if (ep->enabled) {
 		ep->cm_stop = true;
 		pthread_join(ep->cm_thread, NULL);
@@ -760,10 +765,6 @@ static int xnic_rdm_close(struct fid *fid)
 	free(ep->txmem);
 	if (ep->xcq)
 		xnic_destroy_cq(ep->xcq);
-	if (ep->tx_cq)
-		fi_xnic_cq_del_rdm(ep->tx_cq, ep);
-	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-		fi_xnic_cq_del_rdm(ep->rx_cq, ep);
 	if (ep->av)
 		__atomic_fetch_sub(&ep->av->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&ep->domain->refs, 1, __ATOMIC_RELAXED);

@@ -10,7 +10,8 @@
  *   - a message to the endpoint itself (loopback);
  *   - an FI_WAIT_FD CQ shared by two endpoints: one wait fd for its life,
  *     readable after fi_trywait() for the second endpoint's message and
- *     for a loopback send;
+ *     for a loopback send; endpoints sharing a CQ closed while another
+ *     thread reads it;
  *   - FI_PEEK with nothing there: FI_ENOMSG; FI_PEEK | FI_CLAIM, then the
  *     claimed receive; FI_CLAIM and FI_PEEK | FI_CLAIM with a NULL
  *     context: FI_EINVAL, the message left for a receive;
@@ -38,6 +39,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -629,6 +631,58 @@ static void shared_wait(struct side *A, struct side *B)
 	fi_close(&cq->fid);
 }
 
+#define CLOSES	60	/* endpoints closed while a thread reads the CQ */
+
+static volatile int reading;
+
+static void *cq_reader(void *arg)
+{
+	struct fi_cq_tagged_entry c;
+
+	while (__atomic_load_n(&reading, __ATOMIC_ACQUIRE))
+		fi_cq_read(arg, &c, 1);
+	return NULL;
+}
+
+/*
+ * FI_THREAD_SAFE: an endpoint sharing a CQ with another is closed while
+ * a second thread reads that CQ, CLOSES times (before, the reader could
+ * progress the endpoint while fi_close tore it down: SIGSEGV polling its
+ * destroyed xnic CQ).
+ */
+static void close_while_read(struct side *B)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fid_ep *e0, *e1;
+	struct fid_cq *cq;
+	pthread_t t;
+	int i, closed = 0;
+
+	MUST(fi_cq_open(B->domain, &cqa, &cq, NULL));
+	MUST(fi_endpoint(B->domain, B->info, &e0, NULL));
+	MUST(fi_ep_bind(e0, &cq->fid, FI_TRANSMIT | FI_RECV));
+	MUST(fi_ep_bind(e0, &B->av->fid, 0));
+	MUST(fi_enable(e0));
+	reading = 1;
+	if (pthread_create(&t, NULL, cq_reader, cq)) {
+		printf("Bail out! pthread_create\n");
+		exit(1);
+	}
+	for (i = 0; i < CLOSES; i++) {
+		MUST(fi_endpoint(B->domain, B->info, &e1, NULL));
+		MUST(fi_ep_bind(e1, &cq->fid, FI_TRANSMIT | FI_RECV));
+		MUST(fi_ep_bind(e1, &B->av->fid, 0));
+		MUST(fi_enable(e1));
+		closed += fi_close(&e1->fid) == 0;
+	}
+	__atomic_store_n(&reading, 0, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(closed == CLOSES && fi_close(&e0->fid) == 0 &&
+	      fi_close(&cq->fid) == 0,
+	      "%d endpoints closed while another thread reads their CQ (%d)",
+	      CLOSES, closed);
+}
+
 /* Close @s's endpoint and open a new one at its address (a restart). */
 static void ep_reopen(struct side *s)
 {
@@ -916,6 +970,7 @@ int main(int argc, char **argv)
 	      src == A.self, "a message to itself (loopback)");
 
 	shared_wait(&A, &B);
+	close_while_read(&B);
 	peek_claim(&A, &B);
 	truncated(&A, &B, 100);
 	truncated(&A, &B, BIG);
