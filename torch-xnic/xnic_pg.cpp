@@ -2,6 +2,7 @@
 //
 // ProcessGroupXnic: the collectives, their checks and their streams
 // (xnic_pg.hpp describes the design, README the use).
+#include <Python.h>
 #include <dirent.h>
 
 #include <algorithm>
@@ -41,6 +42,20 @@ int collDtype(const at::Tensor& t) {
   if (t.scalar_type() == at::kBFloat16)
     return XNIC_COLL_BFLOAT16;
   return -1;
+}
+
+// Waits for @t to end, without the GIL if this thread holds it: @t may
+// need it (a Work's Python callback; a tensor's last reference dropped).
+// destroy_process_group() drops a group's last reference holding it.
+void joinWithoutGil(std::thread& t) {
+  if (!t.joinable())
+    return;
+  PyThreadState* ts = nullptr;
+  if (Py_IsInitialized() && PyGILState_Check())
+    ts = PyEval_SaveThread();
+  t.join();
+  if (ts)
+    PyEval_RestoreThread(ts);
 }
 
 }  // namespace
@@ -232,8 +247,7 @@ void ProcessGroupXnic::shutdown() {
     shut_ = stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable())
-    thread_.join();
+  joinWithoutGil(thread_);
   for (auto*& c : comms_) {
     xnic_comm_destroy(c);
     c = nullptr;
