@@ -190,7 +190,8 @@ def ops_checks(n, rank, checks):
 
 def pending_checks(n, checks):
     """A group destroyed with collectives pending whose futures have Python
-    callbacks: its destructor, run holding the GIL, lets them finish."""
+    callbacks: its destructor, run holding the GIL, lets them finish. A
+    callback that waits for another collective."""
     g = dist.new_group(backend="xnic")
     ts = [torch.full((10000,), float(dist.get_rank())) for _ in range(50)]
     ws = [dist.all_reduce(t, group=g, async_op=True) for t in ts]
@@ -205,3 +206,18 @@ def pending_checks(n, checks):
     checks["destroy_process_group with collectives pending"] = (
         len(seen) == len(ws) and
         all(bool((t == n * (n - 1) // 2).all()) for t in ts))
+    # A future's callback that waits for another collective (PowerSGD's
+    # DDP hook does): it runs off the progress thread, which it waits for.
+    u = torch.ones(4)
+    fut = dist.all_reduce(torch.ones(1 << 16), async_op=True).get_future()
+    fut = fut.then(lambda f: dist.all_reduce(
+        u, async_op=True).get_future().wait()[0])
+    checks["a callback that waits for another collective"] = bool(
+        (fut.wait() == n).all())
+    # ... for one enqueued before it, finishing at about the same time.
+    v = torch.ones(4)
+    w1 = dist.all_reduce(torch.ones(4), async_op=True)
+    w2 = dist.all_reduce(v, async_op=True)
+    fut = w1.get_future().then(lambda f: w2.get_future().wait()[0])
+    checks["a callback that waits for an earlier collective"] = bool(
+        (fut.wait() == n).all())

@@ -125,6 +125,96 @@ void WorkXnic::complete(std::exception_ptr err) {
     future_->markCompleted(c10::IValue(outputs_));
 }
 
+// ---------------------------- completion ---------------------------
+
+// Works to complete, in the order they finished, and the threads that
+// complete them: one, plus one more whenever the work queued has waited
+// kStuck with every thread busy (a callback waiting for a later
+// collective). Shared with its threads, which outlive the group.
+class ProcessGroupXnic::Completer {
+ public:
+  static constexpr int64_t kStuck = 10 * 1000 * 1000;  // ns
+  static constexpr size_t kMaxThreads = 64;
+
+  void push(c10::intrusive_ptr<WorkXnic> work, std::exception_ptr err,
+            const std::shared_ptr<Completer>& self) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.emplace_back(std::move(work), err);
+    if (queue_.size() == 1)
+      since_ = nowNs();
+    if (threads_.empty())
+      startLocked(self);
+    cv_.notify_one();
+  }
+
+  // Whether completions wait: the progress thread then calls grow() at
+  // least every millisecond (the thread that takes the next one may get
+  // stuck in its callback waiting for a later one).
+  bool pending() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !queue_.empty();
+  }
+
+  void grow(const std::shared_ptr<Completer>& self) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!queue_.empty() && idle_ == 0 && nowNs() - since_ > kStuck &&
+        threads_.size() < kMaxThreads)
+      startLocked(self);
+  }
+
+  // No more work comes: a thread for each queued Work (so none waits on
+  // another), then every thread ends once the queue is empty. Detached:
+  // the caller may hold the GIL, or be one of them.
+  void finish(const std::shared_ptr<Completer>& self) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    for (size_t i = idle_; i < queue_.size(); i++)
+      startLocked(self);
+    for (auto& t : threads_)
+      t.detach();
+    threads_.clear();
+    cv_.notify_all();
+  }
+
+ private:
+  void startLocked(const std::shared_ptr<Completer>& self) {
+    since_ = nowNs();
+    threads_.emplace_back([self] { self->run(); });
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      idle_++;
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      idle_--;
+      if (queue_.empty())
+        return;  // stopped
+      auto w = std::move(queue_.front());
+      queue_.pop_front();
+      since_ = nowNs();
+      lock.unlock();
+      try {
+        w.first->complete(w.second);
+      } catch (const std::exception& e) {  // a callback's, not ours
+        TORCH_WARN("xnic: a callback of a collective's future threw: ",
+                   e.what());
+      }
+      w.first.reset();  // its callbacks' references, outside the lock
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<c10::intrusive_ptr<WorkXnic>, std::exception_ptr>>
+      queue_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  int64_t since_ = 0;  // the queue's head waits since (or a thread started)
+  bool stop_ = false;
+};
+
 // ----------------------------- streams -----------------------------
 
 // A collective from enqueue to completion. Only the progress thread
@@ -231,6 +321,7 @@ ProcessGroupXnic::ProcessGroupXnic(
     else
       comms_.push_back(comm);
   }
+  completer_ = std::make_shared<Completer>();
   thread_ = std::thread([this] { progress(); });
   init();
 }
@@ -248,6 +339,8 @@ void ProcessGroupXnic::shutdown() {
   }
   cv_.notify_all();
   joinWithoutGil(thread_);
+  if (completer_)
+    completer_->finish(completer_);
   for (auto*& c : comms_) {
     xnic_comm_destroy(c);
     c = nullptr;
@@ -326,7 +419,7 @@ void ProcessGroupXnic::done(Item& it, std::exception_ptr err) {
     times_.push_back(
         {it.enqueued, it.started ? it.started : nowNs(), nowNs(), it.stream});
   }
-  it.work->complete(err);
+  completer_->push(it.work, err, completer_);
 }
 
 void ProcessGroupXnic::fail(Item& it, const std::string& msg) {
@@ -424,14 +517,18 @@ void ProcessGroupXnic::progress() {
     size_t known = live.size();
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (live.empty())
-        cv_.wait(lock, [this] { return stop_ || !incoming_.empty(); });
-      if (live.empty() && incoming_.empty())
+      auto more = [this] { return stop_ || !incoming_.empty(); };
+      if (live.empty() && completer_->pending())
+        cv_.wait_for(lock, std::chrono::milliseconds(1), more);
+      else if (live.empty())
+        cv_.wait(lock, more);
+      if (live.empty() && incoming_.empty() && stop_)
         return;  // stopped, and everything enqueued has finished
       for (; !incoming_.empty(); incoming_.pop_front())
         live.push_back(std::move(incoming_.front()));
     }
-    // Outside the lock: a failure completes the Work, running callbacks.
+    completer_->grow(completer_);
+    // Outside the lock: a failure completes the Work.
     for (size_t i = known; i < live.size(); i++)
       startCheck(*live[i]);
     bool moved = false, earlier = false, blockingBefore = false;

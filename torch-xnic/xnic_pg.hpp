@@ -20,6 +20,12 @@
 // bucket's check is started when the bucket is enqueued, while earlier
 // buckets are still on the wire, so the data streams carry only data.
 //
+// Completion: a Work's future runs its callbacks (DDP's, Python's) on a
+// completer thread, never on the progress thread, so that a callback
+// waiting for another collective (PowerSGD's hook does) does not stop the
+// progress it waits for; a second completer starts when the first is
+// stuck in a callback that long.
+//
 // Progress: one thread per group drives every communicator with
 // libxniccoll's non-blocking calls (start, then waitany over everything in
 // flight): a collective starts as soon as its check has passed and the
@@ -196,7 +202,11 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
                    int64_t row, const std::vector<int64_t>& inSplits,
                    const std::vector<int64_t>& outSplits);
 
+  // Completes Works off the progress thread (xnic_pg.cpp).
+  class Completer;
+
   std::string device_;
+  std::shared_ptr<Completer> completer_;
   struct xnic_comm* checkComm_ = nullptr;
   std::vector<struct xnic_comm*> comms_;  // the data streams
   std::thread thread_;
