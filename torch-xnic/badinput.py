@@ -104,6 +104,10 @@ def run(job, rank, save):
                    output_split_sizes=osp, input_split_sizes=c),
                "alltoall: rank")
     pending_checks(n, checks)
+    # Rows of different sizes on different ranks.
+    want_error("alltoall rows that differ", lambda: dist.all_to_all_single(
+        torch.empty(n, 2 + rank % 2), torch.zeros(n, 2 + rank % 2)),
+        "calls do not match")
     dist.barrier()
     for k, v in checks.items():
         res[k] = (v, "")
@@ -180,6 +184,13 @@ def ops_checks(n, rank, checks):
                       for r in range(n)])
     checks["all_to_all_single (uneven splits)"] = (
         torch.equal(x, g) and torch.equal(x, want))
+    # Rank 0 sends nothing: an input of no rows (2 x 0 x 3 elements).
+    isp = [0 if rank == 0 else 2] * n
+    o = torch.empty(2 * (n - 1), 3)
+    dist.all_to_all_single(o, torch.full((sum(isp), 3), float(rank)),
+                           [0] + [2] * (n - 1), isp)
+    checks["all_to_all_single (a rank with no rows)"] = torch.equal(
+        o, torch.arange(1., n).repeat_interleave(2 * 3).view(-1, 3))
     outs = [torch.empty(rank + 2, dtype=torch.int16) for _ in range(n)]
     dist.all_to_all(outs, [torch.full((d + 2,), 10 * rank + d,
                                       dtype=torch.int16) for d in range(n)])

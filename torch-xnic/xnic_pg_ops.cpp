@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <c10/util/accumulate.h>
+
 #include "xnic_coll.h"
 #include "xnic_pg.hpp"
 
@@ -226,17 +228,23 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::alltoall_base(
     std::vector<int64_t>& inSplits, const c10d::AllToAllOptions&) {
   std::vector<at::Tensor> ins{input};
   Desc d = describe(c10d::OpType::ALLTOALL_BASE, ins, 0);
-  d.count = 0;  // the ranks' sizes may differ: allToAllNow checks them
   if (d.localError.empty())
     d.localError = badTensor(output);
+  // Elements of a row (dimension 0's), even of a tensor of no rows.
+  auto rowOf = [](const at::Tensor& t) {
+    return c10::multiply_integers(t.sizes().begin() + 1, t.sizes().end());
+  };
   int64_t inRows = input.dim() ? input.size(0) : 0;
   int64_t outRows = output.dim() ? output.size(0) : 0;
-  int64_t row = inRows ? input.numel() / inRows : 0;
+  int64_t row = input.dim() ? rowOf(input) : 0;
   if (d.localError.empty() &&
-      (output.scalar_type() != input.scalar_type() || !inRows ||
-       (outRows && output.numel() / outRows != row)))
+      (output.scalar_type() != input.scalar_type() || !input.dim() ||
+       !output.dim() || rowOf(output) != row))
     d.localError = "alltoall_base needs input and output of one type, "
                    "split along dimension 0 into rows of the same size";
+  // The ranks' row counts may differ (allToAllNow checks them), their
+  // row sizes not.
+  d.count = d.localError.empty() ? (uint64_t)row : 0;
   auto splits = [&](std::vector<int64_t>& sp, int64_t rows,
                     const char* what) {
     if (sp.empty()) {
@@ -265,8 +273,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::alltoall_base(
     job = [this, in, out, row, is, os](struct xnic_comm* comm,
                                        uint64_t) mutable {
       at::Tensor o = out.is_contiguous() ? out : out.contiguous();
-      allToAllNow(comm, in.contiguous().view({-1, row}),
-                  o.view({-1, row}), row, is, os);
+      allToAllNow(comm, in.contiguous().view({in.size(0), row}),
+                  o.view({o.size(0), row}), row, is, os);
       if (!o.is_same(out))
         out.copy_(o);
     };
