@@ -88,6 +88,13 @@ def run(job, rank, save):
     dist.all_gather_into_tensor(flat, torch.full((4,), float(rank)))
     checks["all_gather_into_tensor"] = torch.equal(
         flat, torch.arange(n).float().repeat_interleave(4))
+    # Into a parameter and a view of one (copies autograd must not see).
+    p = torch.nn.Parameter(torch.full((3, 2), float(rank)))
+    dist.all_reduce(p, op=dist.ReduceOp.MAX)
+    checks["all_reduce MAX into a parameter"] = bool((p == n - 1).all())
+    p = torch.nn.Parameter(torch.full((3, 2), float(rank)))
+    dist.broadcast(p.t(), src=1)
+    checks["broadcast into a parameter's view"] = bool((p == 1).all())
     t = torch.full((7,), float(rank + 1))
     dist.reduce(t, dst=1)
     checks["reduce"] = rank != 1 or bool((t == n * (n + 1) / 2).all())

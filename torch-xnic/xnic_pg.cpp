@@ -510,6 +510,10 @@ bool ProcessGroupXnic::advance(Item& it, bool first, bool mayStart) {
 // in, each collective started once checked (see xnic_pg.hpp), every
 // request in flight advanced by one xnic_coll_waitany().
 void ProcessGroupXnic::progress() {
+  // The results' copies into the caller's tensors are no autograd
+  // operation (as gloo's are not): a parameter, or a view of one, takes
+  // them as a plain tensor does.
+  at::NoGradGuard noGrad;
   std::deque<std::unique_ptr<Item>> live;  // call order, unfinished
   std::vector<struct xnic_coll_req*> reqs;
   std::vector<char> unstarted(comms_.size());
