@@ -43,6 +43,13 @@ def run(job, rank, save):
     want_error("mismatched dtypes", lambda: dist.all_reduce(
         torch.ones(8, dtype=torch.float32 if rank else torch.float64)),
         "calls do not match")
+    # Tensors xnic cannot take, on every rank or on one.
+    want_error("quantized tensor", lambda: dist.all_reduce(
+        torch.quantize_per_tensor(torch.ones(4), 0.1, 0, torch.quint8)),
+        "a quantized tensor")
+    want_error("mkldnn tensor on rank 0", lambda: dist.all_reduce(
+        torch.ones(4).to_mkldnn() if rank == 0 else torch.ones(4)),
+        "layout Mkldnn" if rank == 0 else "rank(s) 0 gave bad arguments")
     # An operation xnic does not have.
     want_error("unsupported op", lambda: dist.all_reduce(
         torch.ones(4), op=dist.ReduceOp.AVG), "does not support")

@@ -77,6 +77,11 @@ std::string badTensor(const at::Tensor& t) {
     return "a tensor on " + t.device().str() + " (xnic takes CPU tensors)";
   if (t.is_sparse())
     return "a sparse tensor (xnic takes dense tensors)";
+  if (t.layout() != at::kStrided)
+    return "a tensor of layout " + c10::str(t.layout()) +
+           " (xnic takes dense, strided tensors)";
+  if (t.is_quantized())
+    return "a quantized tensor (xnic takes unquantized ones)";
   return "";
 }
 
