@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
+import xnic_torch
 
 
 def _error(fn):
@@ -50,6 +51,16 @@ def run(job, rank, save):
     want_error("mkldnn tensor on rank 0", lambda: dist.all_reduce(
         torch.ones(4).to_mkldnn() if rank == 0 else torch.ones(4)),
         "layout Mkldnn" if rank == 0 else "rank(s) 0 gave bad arguments")
+    # A device list indexed by a LOCAL_RANK that is not a number.
+    env = {k: os.environ.get(k) for k in ("XNIC_DEVICE", "LOCAL_RANK")}
+    os.environ.update(XNIC_DEVICE="xa,xb", LOCAL_RANK="1x")
+    want_error("LOCAL_RANK not a number",
+               lambda: xnic_torch.pick_device(rank), "LOCAL_RANK=1x is not")
+    for k, v in env.items():
+        if v is None:
+            del os.environ[k]
+        else:
+            os.environ[k] = v
     # An operation xnic does not have.
     want_error("unsupported op", lambda: dist.all_reduce(
         torch.ones(4), op=dist.ReduceOp.AVG), "does not support")

@@ -252,8 +252,11 @@ std::string pickDevice(int rank) {
     if (names.size() == 1)
       return names[0];
     const char* lr = std::getenv("LOCAL_RANK");
-    int i = lr ? std::atoi(lr) : rank;
-    TORCH_CHECK(i >= 0 && i < (int)names.size(), "xnic: XNIC_DEVICE=", env,
+    char* end = nullptr;
+    long i = lr && *lr ? std::strtol(lr, &end, 10) : rank;
+    TORCH_CHECK(!end || !*end, "xnic: LOCAL_RANK=", lr,
+                " is not an integer (it indexes XNIC_DEVICE=", env, ")");
+    TORCH_CHECK(i >= 0 && i < (long)names.size(), "xnic: XNIC_DEVICE=", env,
                 " has no entry for local rank ", i);
     return names[i];
   }
