@@ -49,19 +49,21 @@ static bool xnic_rdm_conn_failed(const struct fi_xnic_rdm_conn *c)
 }
 
 /*
- * Whether a connection of ours to (@node, @port) failed and was replaced
- * (it waits to be freed): a new one is then a reconnection, which the
- * peer takes even if it has not seen the old one fail. Lock held.
+ * The newest connection of ours to (@node, @port) that failed and was
+ * replaced (it waits to be freed), or NULL: a new one is then a
+ * reconnection, which the peer takes even if it has not seen that one
+ * fail. Lock held.
  */
-static bool xnic_rdm_failed_before(const struct fi_xnic_rdm_ep *ep,
-				   uint32_t node, uint16_t port)
+static const struct fi_xnic_rdm_conn *
+xnic_rdm_replaced(const struct fi_xnic_rdm_ep *ep, uint32_t node,
+		  uint16_t port)
 {
 	const struct fi_xnic_rdm_conn *c;
 
-	for (c = ep->conns; c; c = c->next)
+	for (c = ep->conns; c; c = c->next)	/* newest first */
 		if (c->node == node && c->port == port && c->stale)
-			return true;
-	return false;
+			return c;
+	return NULL;
 }
 
 /* A new connection to (@node, @port), on the list, not set up. Lock held. */
@@ -135,7 +137,7 @@ static void xnic_rdm_conn_drop(struct fi_xnic_rdm_ep *ep,
  * peer, the kernel flushes its WQEs) and its sends waiting for a FIN
  * fail; it stays on the list for the CQEs and requests that name it,
  * until fi_xnic_rdm_reap() frees it, and tells a later connect to the
- * same peer that it replaces a failed one (xnic_rdm_failed_before()).
+ * same peer that it replaces a failed one (xnic_rdm_replaced()).
  */
 void fi_xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
 			     struct fi_xnic_rdm_conn *c)
@@ -316,12 +318,14 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 	else
 		/*
 		 * A second REQ of the endpoint we are connected to (it lost a
-		 * collision) uses ours; a new endpoint at that address, one
-		 * whose connection failed, or ours failed: replaced.
+		 * collision, or its reconnection crossed the one we made)
+		 * uses ours; a new endpoint at that address, one whose
+		 * connection to our QP failed, or ours failed: replaced.
 		 */
 		refuse = c && !xnic_rdm_conn_failed(c) &&
 			 cr->inc == c->peer_inc &&
-			 !(cr->flags & FI_XNIC_RDM_CREQ_RECONNECT);
+			 !((cr->flags & FI_XNIC_RDM_CREQ_RECONNECT) &&
+			   c->qp && cr->replaces == c->qp->qpn);
 	if (refuse) {
 		pthread_mutex_unlock(&ep->lock);
 		xnic_cm_reject(req, &rej, sizeof(rej));
@@ -333,8 +337,10 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 		fi_xnic_rdm_conn_retire(ep, c);
 	c = xnic_rdm_conn_add(ep, req->remote_node, cr->port,
 			      FI_XNIC_RDM_ACCEPTING);
-	if (c)
+	if (c) {
 		c->peer_inc = cr->inc;
+		c->peer_qpn = req->remote_qpn;
+	}
 	pthread_mutex_unlock(&ep->lock);
 	if (!c) {
 		xnic_cm_reject(req, NULL, 0);
@@ -377,20 +383,22 @@ static void *xnic_rdm_cm_thread(void *arg)
 }
 
 /*
- * Connect @c (CONNECTING, on the list) to @a; @reconnect: it replaces a
- * connection that failed. Lock held, dropped inside. Return: 0, 1 when
- * the peer's connection won a collision (@c is gone: the peer's comes),
- * or a negative FI_ errno (@c is gone).
+ * Connect @c (CONNECTING, on the list) to @a; @old: the connection it
+ * replaces (failed), or NULL. Lock held, dropped inside. Return: 0, 1
+ * when the peer's connection won a collision (@c is gone: the peer's
+ * comes), or a negative FI_ errno (@c is gone).
  */
 static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 			    struct fi_xnic_rdm_conn *c,
-			    const struct fi_xnic_addr *a, bool reconnect)
+			    const struct fi_xnic_addr *a,
+			    const struct fi_xnic_rdm_conn *old)
 {
 	struct fi_xnic_rdm_creq cr = {
 		.magic = FI_XNIC_RDM_MAGIC,
 		.port = fi_xnic_addr_port(&ep->addr),
-		.flags = reconnect ? FI_XNIC_RDM_CREQ_RECONNECT : 0,
+		.flags = old ? FI_XNIC_RDM_CREQ_RECONNECT : 0,
 		.inc = ep->inc,
+		.replaces = old ? old->peer_qpn : 0,
 	}, pc;
 	struct xnic_cm_reply rep;
 	uint32_t why = 0;
@@ -431,6 +439,7 @@ static int xnic_rdm_connect(struct fi_xnic_rdm_ep *ep,
 		if (pc.magic == FI_XNIC_RDM_MAGIC)
 			c->peer_inc = pc.inc;
 	}
+	c->peer_qpn = rep.remote_qpn;
 	xnic_rdm_conn_done(ep, c, 0);
 	return 0;
 }
@@ -556,9 +565,9 @@ int fi_xnic_rdm_conn_get(struct fi_xnic_rdm_ep *ep, fi_addr_t dest,
 					      FI_XNIC_RDM_CONNECTING);
 			if (!c)
 				return -FI_ENOMEM;
-			err = xnic_rdm_connect(ep, c, &a, reconnect ||
-					       xnic_rdm_failed_before(ep,
-						c->node, c->port));
+			err = xnic_rdm_connect(ep, c, &a,
+					       xnic_rdm_replaced(ep, c->node,
+								 c->port));
 			if (err < 0)
 				return err;
 			/* Lost a collision: wait a little for the peer's. */

@@ -105,20 +105,26 @@ struct fi_xnic_rdm_rts {
 	uint64_t id;
 };
 
-/* This REQ replaces a connection of ours that failed (creq.flags). */
+/*
+ * This REQ replaces a connection of ours that failed (creq.flags), the
+ * one to the peer's QP creq.replaces.
+ */
 #define FI_XNIC_RDM_CREQ_RECONNECT	0x1
 
 /*
  * What the REQ of a connection carries (private data), and the REP of an
  * accepted one: the endpoint's port and incarnation (a random number
  * drawn at fi_enable), so that a peer can tell a new endpoint at an old
- * address, or a reconnection, from a second REQ of a live connection.
+ * address, or a reconnection, from a second REQ of a live connection;
+ * and which connection a reconnection replaces, so that one crossing a
+ * newer connection the peer made meanwhile is refused as a collision.
  */
 struct fi_xnic_rdm_creq {
 	uint32_t magic;
 	uint16_t port;		/* the connecting endpoint's port */
 	uint16_t flags;		/* FI_XNIC_RDM_CREQ_* */
 	uint32_t inc;		/* its incarnation */
+	uint32_t replaces;	/* RECONNECT: the peer's QPN it had */
 };
 
 struct fi_xnic_rdm_ep;
@@ -165,6 +171,7 @@ enum fi_xnic_rdm_conn_state {
  * @qp_gone: its QP was destroyed (@qp NULL); its CQ entries stay taken
  *	until it is freed
  * @peer_inc: the peer endpoint's incarnation (struct fi_xnic_rdm_creq)
+ * @peer_qpn: the peer's QP
  * @bufs: the bounce buffers of its RQ
  * @nbufs: how many
  * @repost: buffers to post again when the RQ has room (@nrepost), see
@@ -190,6 +197,7 @@ struct fi_xnic_rdm_conn {
 	bool stale;
 	bool qp_gone;
 	uint32_t peer_inc;
+	uint32_t peer_qpn;
 	struct fi_xnic_rdm_rxbuf *bufs;
 	unsigned int nbufs;
 	struct fi_xnic_rdm_rxbuf **repost;
