@@ -129,6 +129,7 @@ def run(job, rank, save):
                    output_split_sizes=osp, input_split_sizes=c),
                "alltoall: rank")
     pending_checks(n, checks)
+    subgroup_device_checks(n, rank, checks)
     # Rows of different sizes on different ranks.
     want_error("alltoall rows that differ", lambda: dist.all_to_all_single(
         torch.empty(n, 2 + rank % 2), torch.zeros(n, 2 + rank % 2)),
@@ -222,6 +223,37 @@ def ops_checks(n, rank, checks):
     checks["all_to_all (list)"] = all(
         bool((o == 10 * r + rank).all()) for r, o in enumerate(outs))
     dist.destroy_process_group(gl)
+
+
+def subgroup_device_checks(n, rank, checks):
+    """XNIC_DEVICE lists every node's device and LOCAL_RANK is unset: a
+    subgroup's rank takes the entry of its rank in the job, not that of
+    its rank in the subgroup (another node's device, not even visible in
+    this node's namespace)."""
+    if n < 3:
+        return
+    own = xnic_torch.pick_device(rank)  # the node's only device: TAGx<i>
+    saved = {k: os.environ.get(k) for k in ("XNIC_DEVICE", "LOCAL_RANK")}
+    os.environ.pop("LOCAL_RANK", None)
+    os.environ["XNIC_DEVICE"] = ",".join(
+        own[:own.rindex("x") + 1] + str(i) for i in range(n))
+    ok = True
+    try:
+        g = dist.new_group(ranks=[0, 2], backend="xnic")  # 2 is its rank 1
+        if rank in (0, 2):
+            t = torch.full((4,), float(rank))
+            dist.all_reduce(t, group=g)
+            ok = bool((t == 2).all())
+            dist.destroy_process_group(g)
+    except RuntimeError:
+        ok = False
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    checks["subgroup: an XNIC_DEVICE list indexed by the job's rank"] = ok
 
 
 def pending_checks(n, checks):

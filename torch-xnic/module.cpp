@@ -35,14 +35,16 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "create",
       [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-         std::chrono::milliseconds timeout) {
+         std::chrono::milliseconds timeout, int device_rank) {
         py::gil_scoped_release release;  // the store waits for the others
         return c10::make_intrusive<ProcessGroupXnic>(store, rank, size,
-                                                     timeout);
+                                                     timeout, device_rank);
       },
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+      py::arg("device_rank") = -1,
       "A ProcessGroupXnic: torch.distributed's creator (store, rank, size, "
-      "timeout) for the backend 'xnic'.");
+      "timeout) for the backend 'xnic'; device_rank: the rank in the whole "
+      "job that indexes an XNIC_DEVICE list without LOCAL_RANK (-1: rank).");
   m.def("pick_device", &xnic_torch::pickDevice, py::arg("rank") = 0,
         "This rank's xnic device ($XNIC_DEVICE or the node's only one).");
 }

@@ -285,14 +285,14 @@ std::string pickDevice(int rank) {
 
 ProcessGroupXnic::ProcessGroupXnic(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-    std::chrono::milliseconds timeout)
+    std::chrono::milliseconds timeout, int deviceRank)
     : ProcessGroup(rank, size) {
   int nstreams = envInt("XNIC_TORCH_STREAMS", 3, 1, 8);
   long long tmo = timeout.count();
   int timeout_ms = tmo <= 0 ? 0 : tmo > (1LL << 30) ? (1 << 30) : (int)tmo;
 
   if (size > 1)
-    device_ = pickDevice(rank);
+    device_ = pickDevice(deviceRank < 0 ? rank : deviceRank);
   // Communicator -1 checks the calls, 0..nstreams-1 move the data.
   for (int i = -1; i < nstreams; i++) {
     std::string name = i < 0 ? "check" : std::to_string(i);

@@ -95,9 +95,11 @@ struct OpTimes {
 
 class ProcessGroupXnic : public c10d::ProcessGroup {
  public:
+  // @deviceRank: the rank that picks this process's device (pickDevice):
+  // its rank in the whole job, also for a subgroup; -1: @rank.
   ProcessGroupXnic(
       const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-      std::chrono::milliseconds timeout);
+      std::chrono::milliseconds timeout, int deviceRank = -1);
   ~ProcessGroupXnic() override;
 
   const std::string getBackendName() const override { return "xnic"; }

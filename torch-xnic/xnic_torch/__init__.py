@@ -17,7 +17,10 @@ pick_device = _C.pick_device
 
 
 def _create(store, rank, size, timeout):
-    return _C.create(store, rank, size, timeout)
+    # An XNIC_DEVICE list without LOCAL_RANK is indexed by the process's
+    # rank in the job, not by its rank in a subgroup (new_group).
+    job_rank = dist.get_rank() if dist.is_initialized() else rank
+    return _C.create(store, rank, size, timeout, job_rank)
 
 
 if "XNIC" not in dist.Backend._plugins:
