@@ -70,6 +70,11 @@ def run(job, rank, save):
                lambda: dist.all_gather(outs, torch.ones(3)),
                "rank(s) 0 gave bad arguments" if rank else "bad arguments")
 
+    # An output it cannot fill in place: the error says why.
+    want_error("all_gather_into_tensor into a non-contiguous output",
+               lambda: dist.all_gather_into_tensor(
+                   torch.empty(4, n).t(), torch.ones(4)), "not contiguous")
+
     # After those errors the group still works, every type and op right.
     a = torch.arange(1, 1001, dtype=torch.float32)
     checks = {}

@@ -891,7 +891,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::_allgather_base(
                      std::to_string(input.numel() * size_) + " " +
                      c10::toString(input.scalar_type()) + ", got " +
                      std::to_string(output.numel()) + " " +
-                     c10::toString(output.scalar_type());
+                     c10::toString(output.scalar_type()) +
+                     (output.is_contiguous() ? "" : ", not contiguous");
   }
   Job job;
   if (d.localError.empty()) {
