@@ -1682,15 +1682,13 @@ static inline int xnic_poll_cq(struct xnic_cq *cq, struct xnic_cqe *cqes,
  */
 static inline int xnic_cq_count_qp(struct xnic_cq *cq, uint32_t qpn)
 {
-	uint32_t prod = __atomic_load_n(&cq->hdr->producer, __ATOMIC_ACQUIRE);
-	uint32_t avail = prod - cq->head, i;
-	int n = 0;
+	int avail = xnic__cq_ready(cq), i, n = 0;
 
-	if (avail > cq->mask + 1)
-		return -EIO;
+	if (avail == -EOVERFLOW)	/* drained, in its error state */
+		return 0;
 	for (i = 0; i < avail; i++)
-		n += cq->cqes[(cq->head + i) & cq->mask].qp_num == qpn;
-	return n;
+		n += cq->cqes[(cq->head + (uint32_t)i) & cq->mask].qp_num == qpn;
+	return avail < 0 ? avail : n;
 }
 
 #ifdef __cplusplus
