@@ -39,10 +39,10 @@ static struct fi_xnic_rdm_conn *xnic_rdm_find(struct fi_xnic_rdm_ep *ep,
 }
 
 /*
- * Whether @c failed: marked so, or its QP is in the error state (the peer
+ * Whether @c is broken: marked so, or its QP is in the error state (the peer
  * disconnected it, say) and our progress has not read that yet.
  */
-static bool xnic_rdm_conn_failed(const struct fi_xnic_rdm_conn *c)
+static bool xnic_rdm_conn_broken(const struct fi_xnic_rdm_conn *c)
 {
 	return c->dead ||
 	       (c->qp && xnic_qp_err_reason(c->qp) != XNIC_QP_ERR_NONE);
@@ -322,7 +322,7 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 		 * uses ours; a new endpoint at that address, one whose
 		 * connection to our QP failed, or ours failed: replaced.
 		 */
-		refuse = c && !xnic_rdm_conn_failed(c) &&
+		refuse = c && !xnic_rdm_conn_broken(c) &&
 			 cr->inc == c->peer_inc &&
 			 !((cr->flags & FI_XNIC_RDM_CREQ_RECONNECT) &&
 			   c->qp && cr->replaces == c->qp->qpn);

@@ -812,15 +812,27 @@ int main(int argc, char **argv)
 
 	test_connreq_lifetimes(&A, &B);
 
-	/* No such node on the fabric: unreachable, at once. */
-	e3 = ep_open(&A, A.info);
+	/*
+	 * No such node on the fabric: unreachable, at once. The device says
+	 * so only once its peer table had 3 s to learn since a member link
+	 * last came up (kmod/peer.c, xnic_peer_unreachable()); before that
+	 * the request times out. A link event late in a cold boot can
+	 * restart that window, so a time-out is followed by one more try.
+	 */
 	((struct sockaddr_in6 *)q.addr)->sin6_addr.s6_addr[15] ^= 0x55;
-	MUST(fi_connect(e3, q.addr, NULL, 0));
-	t = eq_next(A.eq, &ev, sizeof(ev), &ee);
-	CHECK(t == -FI_EHOSTUNREACH && ee.fid == &e3->fid,
+	for (i = 0; i < 2; i++) {
+		e3 = ep_open(&A, A.info);
+		MUST(fi_connect(e3, q.addr, NULL, 0));
+		t = eq_next(A.eq, &ev, sizeof(ev), &ee);
+		ok = ee.fid == &e3->fid;
+		fi_close(&e3->fid);
+		if (t != -FI_ETIMEDOUT)
+			break;
+		printf("# connect to an unknown node timed out: the peer table was still learning, again\n");
+	}
+	CHECK(t == -FI_EHOSTUNREACH && ok,
 	      "connect to a node the fabric does not know: FI_EHOSTUNREACH (%d)",
 	      t);
-	fi_close(&e3->fid);
 
 	printf("1..%d\n", num);
 	if (failed)
