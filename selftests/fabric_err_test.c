@@ -357,6 +357,25 @@ static ssize_t cq_full_recv(struct fid_cq *cq, struct fid_ep *ep, char *rb,
 }
 
 /*
+ * One step of the receiving side of test_cq_full(): cq_full_recv(), its
+ * error entries counted in @errs, another failure kept in @fail; a pause
+ * when nothing arrived.
+ */
+static void cq_full_recv_step(struct fid_cq *cq, struct fid_ep *ep, char *rb,
+			      void *desc, int *seq, int *bad, int *errs,
+			      ssize_t *fail)
+{
+	ssize_t n = cq_full_recv(cq, ep, rb, desc, seq, bad);
+
+	if (n == -FI_EAVAIL)
+		(*errs)++;
+	else if (n < 0 && n != -FI_EAGAIN)
+		*fail = n;
+	if (n <= 0)
+		usleep(50);
+}
+
+/*
  * FI_RM_ENABLED: an FI_EP_MSG endpoint on CQs of CQ_SMALL entries. Posts
  * beyond what the CQ can hold return -FI_EAGAIN; once completions are
  * read the rest goes through, nothing lost and nothing twice.
@@ -421,13 +440,8 @@ static void test_cq_full(struct side *A, struct side *B)
 			if (c[t].op_context != (void *)(uintptr_t)++scomp ||
 			    !(c[t].flags & FI_SEND))
 				bad++;
-		n = cq_full_recv(b.cq, p.b, rb, bdesc, &rseq, &bad);
-		if (n == -FI_EAVAIL)
-			errs++;
-		else if (n < 0 && n != -FI_EAGAIN)
-			overrun = n;
-		if (n <= 0)
-			usleep(50);
+		cq_full_recv_step(b.cq, p.b, rb, bdesc, &rseq, &bad, &errs,
+				  &overrun);
 	}
 	CHECK(eagain && !overrun,
 	      "%d signalled sends on a %d-entry CQ: -FI_EAGAIN (%d times), "
@@ -460,13 +474,8 @@ static void test_cq_full(struct side *A, struct side *B)
 			bad++;		/* none was asked for */
 		else if (n != -FI_EAGAIN)
 			overrun = n;
-		n = cq_full_recv(b.cq, p.b, rb, bdesc, &rseq, &bad);
-		if (n == -FI_EAVAIL)
-			errs++;
-		else if (n < 0 && n != -FI_EAGAIN)
-			overrun = n;
-		if (n <= 0)
-			usleep(50);
+		cq_full_recv_step(b.cq, p.b, rb, bdesc, &rseq, &bad, &errs,
+				  &overrun);
 	}
 	CHECK(eagain && !overrun && sent == CQ_MSGS && rseq == CQ_MSGS &&
 	      !bad && !errs,
