@@ -135,6 +135,7 @@ def run(job, rank, save):
                "alltoall: rank")
     pending_checks(n, checks)
     subgroup_device_checks(n, rank, checks)
+    wait_timeout_checks(rank, res, checks)
     # Rows of different sizes on different ranks.
     want_error("alltoall rows that differ", lambda: dist.all_to_all_single(
         torch.empty(n, 2 + rank % 2), torch.zeros(n, 2 + rank % 2)),
@@ -228,6 +229,51 @@ def ops_checks(n, rank, checks):
     checks["all_to_all (list)"] = all(
         bool((o == 10 * r + rank).all()) for r, o in enumerate(outs))
     dist.destroy_process_group(gl)
+
+
+def wait_timeout_checks(rank, res, checks):
+    """work.wait(timeout) is gloo's (c10d's Work::wait): on a collective
+    the others have not joined, "Operation timed out!" after the timeout;
+    the collective goes on, and ends once they join. One they never join
+    ends when every rank destroys its group: no hang, no crash."""
+    n = dist.get_world_size()
+    store = dist.distributed_c10d._get_default_store()
+    t = torch.full((4,), float(rank))
+    name = "wait(timeout=1 s) on a collective the others join later"
+    if rank == 0:
+        w = dist.all_reduce(t, async_op=True)
+        msg, s = _error(lambda: w.wait(timeout=timedelta(seconds=1)))
+        res[name] = (msg is not None and "Operation timed out!" in msg and
+                     0.9 < s < 5, f"{s:.1f} s: {msg}")
+        store.set("badinput/timed-out", "1")
+        msg, _ = _error(w.wait)
+        if msg is not None:
+            res[name] = (False, f"then wait(): {msg}")
+    else:
+        store.get("badinput/timed-out")  # join after rank 0's timeout
+        dist.all_reduce(t)
+        res[name] = (True, "")
+    checks["... the collective ends once they join"] = bool(
+        (t == n * (n - 1) // 2).all())
+    name = "wait(timeout) on a collective no other rank joins, destroy"
+    g = dist.new_group(backend="xnic")
+    if rank == 0:
+        w = dist.all_reduce(torch.ones(4), group=g, async_op=True)
+        msg, s = _error(lambda: w.wait(timeout=timedelta(milliseconds=500)))
+    dist.barrier()
+    t0 = time.monotonic()
+    dist.destroy_process_group(g)
+    del g  # the last reference: the destructor runs here
+    gc.collect()
+    s2 = time.monotonic() - t0
+    if rank == 0:
+        msg2, _ = _error(w.wait)
+        res[name] = (msg is not None and "Operation timed out!" in msg and
+                     s < 5 and s2 < 10 and msg2 is not None,
+                     f"{s:.1f} s: {msg}; destroyed in {s2:.1f} s; then "
+                     f"wait(): {msg2}")
+    else:
+        res[name] = (s2 < 10, f"destroyed in {s2:.1f} s")
 
 
 def subgroup_device_checks(n, rank, checks):

@@ -92,7 +92,16 @@ WorkXnic::WorkXnic(int rank, c10d::OpType type,
     : c10d::Work(rank, type),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+          c10::ListType::create(c10::TensorType::get()))) {
+  // The future's first callback completes the Work too, as soon as the
+  // future is (before the callers' callbacks): c10d::Work::wait(timeout)
+  // waits for that. The future completes while its collective is queued
+  // or completing (complete(), or a caller's set_result() before it),
+  // when the group or the completer holds the Work: `this` outlives the
+  // callback.
+  future_->addCallback(
+      [this](c10::ivalue::Future& f) { finish(f.exception_ptr()); });
+}
 
 bool WorkXnic::isCompleted() {
   return future_->completed();
@@ -109,14 +118,6 @@ std::exception_ptr WorkXnic::exception() const {
 
 std::vector<at::Tensor> WorkXnic::result() {
   return outputs_;
-}
-
-bool WorkXnic::wait(std::chrono::milliseconds /* timeout */) {
-  // Every collective ends within the communicator's timeout.
-  future_->wait();
-  if (future_->hasError())
-    std::rethrow_exception(future_->exception_ptr());
-  return true;
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> WorkXnic::getFuture() {

@@ -64,7 +64,12 @@ struct xnic_bootstrap *storeBootstrapCreate(
 std::string storeBootstrapError(struct xnic_bootstrap* bs);
 
 // Completes through its future: a list of the output tensors, or the
-// collective's error. wait() rethrows that error.
+// collective's error. wait(timeout) is c10d::Work's, as gloo's is (torch
+// 1.13, Work.hpp): it waits for the future, at most @timeout unless that
+// is kNoTimeout (0, Python's default), then rethrows the collective's
+// error; past the timeout it throws "Operation timed out!" and the
+// collective goes on (it ends when the other ranks join it, or fails
+// after the group's timeout).
 class WorkXnic : public c10d::Work {
  public:
   WorkXnic(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
@@ -72,7 +77,6 @@ class WorkXnic : public c10d::Work {
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
   std::vector<at::Tensor> result() override;
-  bool wait(std::chrono::milliseconds timeout) override;
   void synchronize() override {}
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
