@@ -10,15 +10,15 @@
 #    error naming it; the job restarted from the newest checkpoint ends
 #    bit-identical to the uninterrupted run;
 #  - bad inputs on 4 ranks (tensor sizes or types that differ between
-#    ranks, an unsupported op, bad arguments on one rank only): a clear
-#    error on every rank and a group that still works; every dtype and op
-#    checked; reduce_scatter, gather, scatter, all_to_all against gloo
-#    or exact values; a group destroyed with collectives pending, a
-#    future's callback waiting for another collective; work.wait(timeout)
-#    on a collective the others have not joined: "Operation timed out!"
-#    after the timeout, then it ends as they join (or as they destroy the
-#    group); a rank that dies: the others' collective and the next one
-#    fail within 10 s, naming it.
+#    ranks, an unsupported op, bad arguments on one rank only, an output
+#    of stride 0 there: nothing moves): a clear error on every rank and a
+#    group that still works; every dtype and op checked; reduce_scatter,
+#    gather, scatter, all_to_all against gloo or exact values; a group
+#    destroyed with collectives pending, a future's callback waiting for
+#    another collective; work.wait(timeout) on a collective the others
+#    have not joined: "Operation timed out!" after the timeout, then it
+#    ends as they join (or as they destroy the group); a rank that dies:
+#    the others' collective and the next one fail within 10 s, naming it.
 # Fabric (tools/xnic-train-fabric): node i is network namespace
 # xt<tag>n<i> with its xnic device (exclusive to it) on its veth end,
 # address 10.199.0.<i+1>; the other ends meet in a bridge. The ranks are

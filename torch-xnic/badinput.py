@@ -51,6 +51,17 @@ def run(job, rank, save):
     want_error("mkldnn tensor on rank 0", lambda: dist.all_reduce(
         torch.ones(4).to_mkldnn() if rank == 0 else torch.ones(4)),
         "layout Mkldnn" if rank == 0 else "rank(s) 0 gave bad arguments")
+    # An output whose elements share memory (expand(): stride 0) on rank
+    # 0: refused there before anything moves, the others fail as for any
+    # bad argument on one rank; every rank's tensor keeps its values.
+    name = "all_reduce into a stride-0 (expanded) tensor on rank 0"
+    bad = torch.full((1,), 5.).expand(4) if rank == 0 else torch.full(
+        (4,), float(rank))
+    want_error(name, lambda: dist.all_reduce(bad),
+               "elements share memory" if rank == 0
+               else "rank(s) 0 gave bad arguments")
+    if not bool((bad == (5 if rank == 0 else rank)).all()):
+        res[name] = (False, f"{res[name][1]} (data moved: {bad.tolist()})")
     # A device list indexed by a LOCAL_RANK that is not a number.
     env = {k: os.environ.get(k) for k in ("XNIC_DEVICE", "LOCAL_RANK")}
     os.environ.update(XNIC_DEVICE="xa,xb", LOCAL_RANK="1x")

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <sstream>
 
+#include <ATen/MemoryOverlap.h>
+
 #include "xnic.h"
 #include "xnic_coll.h"
 #include "xnic_pg.hpp"
@@ -69,8 +71,8 @@ void check(struct xnic_comm* comm, int err, const char* what) {
 
 // Arguments a rank can check alone; "" when fine. Bad ones still take
 // part in the descriptor exchange, so that every rank fails, not only
-// this one.
-std::string badTensor(const at::Tensor& t) {
+// this one, and nothing moves.
+std::string badTensor(const at::Tensor& t, bool written) {
   if (!t.defined())
     return "an undefined tensor";
   if (!t.device().is_cpu())
@@ -82,6 +84,12 @@ std::string badTensor(const at::Tensor& t) {
            " (xnic takes dense, strided tensors)";
   if (t.is_quantized())
     return "a quantized tensor (xnic takes unquantized ones)";
+  // Torch's in-place operations refuse it too (assert_no_internal_overlap);
+  // the copy of the result into it would fail after the data moved.
+  if (written && at::has_internal_overlap(t) == at::MemOverlap::Yes)
+    return "a tensor the collective writes into whose elements share "
+           "memory (a dimension of stride 0, as expand() makes; clone() it "
+           "first)";
   return "";
 }
 
@@ -731,7 +739,8 @@ bool opSupported(c10d::ReduceOp op, const at::Tensor& t,
 }
 
 ProcessGroupXnic::Desc ProcessGroupXnic::describe(
-    c10d::OpType kind, const std::vector<at::Tensor>& tensors, int root) {
+    c10d::OpType kind, const std::vector<at::Tensor>& tensors, int root,
+    bool written) {
   Desc d{(int)kind, 0, 0, root, 0, ""};
   if (tensors.size() != 1) {
     d.localError = "expected one tensor, got " +
@@ -739,7 +748,7 @@ ProcessGroupXnic::Desc ProcessGroupXnic::describe(
                    " (xnic has one CPU device per rank)";
     return d;
   }
-  d.localError = badTensor(tensors[0]);
+  d.localError = badTensor(tensors[0], written);
   if (d.localError.empty()) {
     d.dtype = (int)tensors[0].scalar_type();
     d.count = (uint64_t)tensors[0].numel();
@@ -752,7 +761,7 @@ ProcessGroupXnic::Desc ProcessGroupXnic::describe(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
-  Desc d = describe(c10d::OpType::ALLREDUCE, tensors, 0);
+  Desc d = describe(c10d::OpType::ALLREDUCE, tensors, 0, true);
   c10d::ReduceOp op = opts.reduceOp;
   d.op = (int)op;
   if (d.localError.empty() && !opSupported(op, tensors[0], &d.localError))
@@ -792,7 +801,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allreduce(
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::reduce(
     std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
   // An all-reduce into a copy; only the root keeps the result.
-  Desc d = describe(c10d::OpType::REDUCE, tensors, (int)opts.rootRank);
+  Desc d =
+      describe(c10d::OpType::REDUCE, tensors, (int)opts.rootRank, true);
   c10d::ReduceOp op = opts.reduceOp;
   d.op = (int)op;
   if (d.localError.empty() && !opSupported(op, tensors[0], &d.localError))
@@ -814,7 +824,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::reduce(
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
   int root = (int)opts.rootRank;
-  Desc d = describe(c10d::OpType::BROADCAST, tensors, root);
+  Desc d = describe(c10d::OpType::BROADCAST, tensors, root, true);
   if (d.localError.empty() && opts.rootTensor != 0)
     d.localError = "rootTensor " + std::to_string(opts.rootTensor) +
                    " (one tensor per rank: it must be 0)";
@@ -842,14 +852,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::broadcast(
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allgather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions&) {
-  Desc d = describe(c10d::OpType::ALLGATHER, inputs, 0);
+  Desc d = describe(c10d::OpType::ALLGATHER, inputs, 0, false);
   if (d.localError.empty()) {
     if (outputs.size() != 1 || (int)outputs[0].size() != size_) {
       d.localError = "allgather needs one list of " + std::to_string(size_) +
                      " output tensors";
     } else {
       for (const auto& o : outputs[0]) {
-        std::string b = badTensor(o);
+        std::string b = badTensor(o, true);
         if (b.empty() && (o.numel() != inputs[0].numel() ||
                           o.scalar_type() != inputs[0].scalar_type()))
           b = "an output tensor of " + std::to_string(o.numel()) + " " +
@@ -881,9 +891,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allgather(
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) {
   std::vector<at::Tensor> inputs{input};
-  Desc d = describe(c10d::OpType::_ALLGATHER_BASE, inputs, 0);
+  Desc d = describe(c10d::OpType::_ALLGATHER_BASE, inputs, 0, false);
   if (d.localError.empty()) {
-    d.localError = badTensor(output);
+    d.localError = badTensor(output, true);
     if (d.localError.empty() &&
         (output.numel() != input.numel() * size_ ||
          output.scalar_type() != input.scalar_type() ||

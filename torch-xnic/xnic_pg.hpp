@@ -198,8 +198,9 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
   void fail(Item& it, const std::string& msg);
   void done(Item& it, std::exception_ptr err);
   int pickStream();
+  // @written: the collective writes into @tensors (badTensor()).
   Desc describe(c10d::OpType kind, const std::vector<at::Tensor>& tensors,
-                int root);
+                int root, bool written);
   void allreduceNow(struct xnic_comm* comm, at::Tensor& t,
                     c10d::ReduceOp op);
   void gatherNow(struct xnic_comm* comm, const at::Tensor& in,
@@ -232,8 +233,13 @@ class ProcessGroupXnic : public c10d::ProcessGroup {
 
 // Throws the communicator's error (a negative errno @err), naming @what.
 void check(struct xnic_comm* comm, int err, const char* what);
-// Why a tensor cannot take part ("" when it can).
-std::string badTensor(const at::Tensor& t);
+// Why tensor @t cannot take part in a collective ("" when it can): xnic
+// takes dense, strided, unquantized CPU tensors of any shape and strides;
+// one it writes into (@written: an output, or in place) must not have
+// elements that share memory (at::has_internal_overlap(): a dimension of
+// stride 0 and size > 1, as expand() makes), the rule of torch's in-place
+// operations.
+std::string badTensor(const at::Tensor& t, bool written);
 // Whether xnic can do @op on tensors like @t; if not, *why says what.
 bool opSupported(c10d::ReduceOp op, const at::Tensor& t, std::string* why);
 

@@ -20,11 +20,12 @@
 namespace xnic_torch {
 namespace {
 
-// "" when every tensor of @ts is usable and like @like (count, type).
+// "" when every tensor of @ts is usable and like @like (count, type);
+// @written: the collective writes into them (badTensor()).
 std::string badList(const std::vector<at::Tensor>& ts, const at::Tensor& like,
-                    const char* what) {
+                    const char* what, bool written) {
   for (const auto& t : ts) {
-    std::string b = badTensor(t);
+    std::string b = badTensor(t, written);
     if (!b.empty())
       return b;
     if (t.numel() != like.numel() || t.scalar_type() != like.scalar_type())
@@ -49,7 +50,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::reduce_scatter(
     std::vector<at::Tensor>& outputs,
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
-  Desc d = describe(c10d::OpType::REDUCE_SCATTER, outputs, 0);
+  Desc d = describe(c10d::OpType::REDUCE_SCATTER, outputs, 0, true);
   c10d::ReduceOp op = opts.reduceOp;
   d.op = (int)op;
   if (d.localError.empty())
@@ -58,7 +59,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::reduce_scatter(
     d.localError =
         wantCount("reduce_scatter input list", inputs[0].size(), size_);
   if (d.localError.empty())
-    d.localError = badList(inputs[0], outputs[0], "an input");
+    d.localError = badList(inputs[0], outputs[0], "an input", false);
   if (d.localError.empty() && !opSupported(op, outputs[0], &d.localError))
     d.localError = "xnic does not support " + d.localError;
   Job job;
@@ -81,11 +82,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input,
     const c10d::ReduceScatterOptions& opts) {
   std::vector<at::Tensor> outs{output};
-  Desc d = describe(c10d::OpType::_REDUCE_SCATTER_BASE, outs, 0);
+  Desc d = describe(c10d::OpType::_REDUCE_SCATTER_BASE, outs, 0, true);
   c10d::ReduceOp op = opts.reduceOp;
   d.op = (int)op;
   if (d.localError.empty())
-    d.localError = badTensor(input);
+    d.localError = badTensor(input, false);
   if (d.localError.empty() &&
       (input.numel() != output.numel() * size_ ||
        input.scalar_type() != output.scalar_type()))
@@ -112,14 +113,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::gather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
   int root = (int)opts.rootRank;
-  Desc d = describe(c10d::OpType::GATHER, inputs, root);
+  Desc d = describe(c10d::OpType::GATHER, inputs, root, false);
   bool isRoot = rank_ == root;
   if (d.localError.empty() && isRoot) {
     d.localError = wantCount("gather outputs", outputs.size(), 1);
     if (d.localError.empty())
       d.localError = wantCount("gather output list", outputs[0].size(), size_);
     if (d.localError.empty())
-      d.localError = badList(outputs[0], inputs[0], "an output");
+      d.localError = badList(outputs[0], inputs[0], "an output", true);
   } else if (d.localError.empty() && !outputs.empty() &&
              !(outputs.size() == 1 && outputs[0].empty())) {
     d.localError = "gather: only the root (rank " + std::to_string(root) +
@@ -146,14 +147,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::scatter(
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
   int root = (int)opts.rootRank;
-  Desc d = describe(c10d::OpType::SCATTER, outputs, root);
+  Desc d = describe(c10d::OpType::SCATTER, outputs, root, true);
   bool isRoot = rank_ == root;
   if (d.localError.empty() && isRoot) {
     d.localError = wantCount("scatter inputs", inputs.size(), 1);
     if (d.localError.empty())
       d.localError = wantCount("scatter input list", inputs[0].size(), size_);
     if (d.localError.empty())
-      d.localError = badList(inputs[0], outputs[0], "an input");
+      d.localError = badList(inputs[0], outputs[0], "an input", false);
   } else if (d.localError.empty() && !inputs.empty() &&
              !(inputs.size() == 1 && inputs[0].empty())) {
     d.localError = "scatter: only the root (rank " + std::to_string(root) +
@@ -227,9 +228,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::alltoall_base(
     at::Tensor& output, at::Tensor& input, std::vector<int64_t>& outSplits,
     std::vector<int64_t>& inSplits, const c10d::AllToAllOptions&) {
   std::vector<at::Tensor> ins{input};
-  Desc d = describe(c10d::OpType::ALLTOALL_BASE, ins, 0);
+  Desc d = describe(c10d::OpType::ALLTOALL_BASE, ins, 0, false);
   if (d.localError.empty())
-    d.localError = badTensor(output);
+    d.localError = badTensor(output, true);
   // Elements of a row (dimension 0's), even of a tensor of no rows.
   auto rowOf = [](const at::Tensor& t) {
     return c10::multiply_integers(t.sizes().begin() + 1, t.sizes().end());
@@ -292,7 +293,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::alltoall(
   for (const auto* list : {&inputs, &outputs})
     for (const auto& t : *list)
       if (d.localError.empty()) {
-        d.localError = badTensor(t);
+        d.localError = badTensor(t, list == &outputs);
         if (d.localError.empty() && t.scalar_type() !=
                                         inputs[0].scalar_type())
           d.localError = "alltoall needs tensors of one type";
