@@ -109,6 +109,14 @@ def run(job, rank, save):
     t = torch.full((9,), 1 << rank, dtype=torch.int32)
     dist.all_reduce(t, op=dist.ReduceOp.BOR)
     checks["int32 bor"] = bool((t == (1 << n) - 1).all())
+    # Not aligned to its 4-byte elements on rank 0 (torch.frombuffer at an
+    # odd offset): summed like any other.
+    t = torch.frombuffer(bytearray(4 * 6 + 1), dtype=torch.float32,
+                         offset=1) if rank == 0 else torch.empty(6)
+    t.fill_(rank + 1)
+    msg, _ = _error(lambda: dist.all_reduce(t))
+    checks["float32 sum, rank 0's tensor not aligned"] = msg is None and bool(
+        (t == n * (n + 1) // 2).all())
     t = torch.full((5,), 0.5, dtype=torch.float16)
     dist.all_reduce(t)
     checks["float16 sum"] = bool((t == 0.5 * n).all())

@@ -37,6 +37,17 @@ int envInt(const char* name, int def, int lo, int hi) {
   return (int)n;
 }
 
+// The buffer libxniccoll reduces @t in: @t itself when contiguous and
+// aligned to its element size (xnic_allreduce() refuses other buffers,
+// on this rank only: the others would wait out the timeout), else a
+// contiguous copy (torch allocates aligned). torch.frombuffer() at an
+// odd offset, or a numpy array's view, makes tensors that are not.
+at::Tensor collBuffer(const at::Tensor& t) {
+  bool aligned = (uintptr_t)t.data_ptr() % t.element_size() == 0;
+  return t.is_contiguous() && aligned ? t
+                                      : t.clone(at::MemoryFormat::Contiguous);
+}
+
 // The libxniccoll type of a tensor that coll reduces natively, or -1.
 int collDtype(const at::Tensor& t) {
   if (t.scalar_type() == at::kFloat)
@@ -659,7 +670,7 @@ void ProcessGroupXnic::gatherNow(struct xnic_comm* comm, const at::Tensor& in,
 // rank order.
 void ProcessGroupXnic::allreduceNow(struct xnic_comm* comm, at::Tensor& t,
                                     c10d::ReduceOp op) {
-  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+  at::Tensor c = collBuffer(t);
   int dt = collDtype(c);
   if (dt >= 0 && op == c10d::ReduceOp::SUM) {
     check(comm,
@@ -770,7 +781,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::allreduce(
       op == c10d::ReduceOp::SUM) {
     // The fast path: in place, non-blocking, in coll.
     at::Tensor t = tensors[0];
-    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+    at::Tensor c = collBuffer(t);
     int dt = collDtype(c);
     return enqueueAsync(
         c10d::OpType::ALLREDUCE, tensors, d,
