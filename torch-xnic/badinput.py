@@ -242,6 +242,11 @@ def ops_checks(n, rank, checks):
                            [0] + [2] * (n - 1), isp)
     checks["all_to_all_single (a rank with no rows)"] = torch.equal(
         o, torch.arange(1., n).repeat_interleave(2 * 3).view(-1, 3))
+    # In place, the input as the output (gloo 1.13's result is wrong).
+    a = torch.arange(2. * n) + 100 * rank
+    dist.all_to_all_single(a, a)
+    checks["all_to_all_single in place"] = torch.equal(a, torch.cat(
+        [torch.arange(2. * rank, 2. * rank + 2) + 100 * r for r in range(n)]))
     outs = [torch.empty(rank + 2, dtype=torch.int16) for _ in range(n)]
     dist.all_to_all(outs, [torch.full((d + 2,), 10 * rank + d,
                                       dtype=torch.int16) for d in range(n)])

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/util/accumulate.h>
 
 #include "xnic_coll.h"
@@ -274,8 +275,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::alltoall_base(
     job = [this, in, out, row, is, os](struct xnic_comm* comm,
                                        uint64_t) mutable {
       at::Tensor o = out.is_contiguous() ? out : out.contiguous();
-      allToAllNow(comm, in.contiguous().view({in.size(0), row}),
-                  o.view({o.size(0), row}), row, is, os);
+      // Rows land in the output before this rank sends its input: an
+      // input that is the output, or overlaps it, is sent from a copy.
+      at::Tensor i = in.contiguous();
+      if (at::get_overlap_status(i, o) != at::MemOverlapStatus::No)
+        i = i.clone();
+      allToAllNow(comm, i.view({in.size(0), row}), o.view({o.size(0), row}),
+                  row, is, os);
       if (!o.is_same(out))
         out.copy_(o);
     };
