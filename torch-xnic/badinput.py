@@ -72,6 +72,20 @@ def run(job, rank, save):
             del os.environ[k]
         else:
             os.environ[k] = v
+    # Ranks whose XNIC_TORCH_STREAMS differ: a new group fails at once on
+    # every rank (not after its timeout), naming each rank's value.
+    saved = os.environ.get("XNIC_TORCH_STREAMS")
+    os.environ["XNIC_TORCH_STREAMS"] = "2" if rank == 0 else "3"
+    name = "XNIC_TORCH_STREAMS differing between ranks"
+    want_error(name, lambda: dist.new_group(
+        backend="xnic", timeout=timedelta(seconds=10)),
+        "XNIC_TORCH_STREAMS differ", ", ".join(["2"] + ["3"] * (n - 1)))
+    if float(res[name][1].split()[0]) > 5:
+        res[name] = (False, res[name][1] + " (too late)")
+    if saved is None:
+        del os.environ["XNIC_TORCH_STREAMS"]
+    else:
+        os.environ["XNIC_TORCH_STREAMS"] = saved
     # An operation xnic does not have.
     want_error("unsupported op", lambda: dist.all_reduce(
         torch.ones(4), op=dist.ReduceOp.AVG), "does not support")

@@ -344,10 +344,34 @@ ProcessGroupXnic::ProcessGroupXnic(
                   std::strerror(-err), ": ", msg,
                   bsmsg.empty() ? "" : " (", bsmsg, bsmsg.empty() ? "" : ")");
     }
-    if (i < 0)
-      checkComm_ = comm;
-    else
+    if (i >= 0) {
       comms_.push_back(comm);
+      continue;
+    }
+    checkComm_ = comm;
+    // A collective's stream follows from its number, so every rank must
+    // open as many: ranks whose XNIC_TORCH_STREAMS differ fail here, with
+    // the same message, instead of waiting for communicators some never
+    // open (until the group's timeout, 30 min by default for new_group).
+    std::vector<float> n((size_t)size, 0.0f);
+    n[rank] = (float)nstreams;
+    err = xnic_allreduce(comm, n.data(), n.data(), n.size(),
+                         XNIC_COLL_FLOAT32, XNIC_COLL_SUM);
+    std::string all;
+    for (int r = 0; r < size && !err; r++)
+      all += (r ? ", " : "") + std::to_string((int)n[r]);
+    if (err || std::count(n.begin(), n.end(), n[0]) != size) {
+      std::string why =
+          err ? std::string("exchanging XNIC_TORCH_STREAMS: ") +
+                    std::strerror(-err) + ": " + xnic_comm_strerror(comm)
+              : "the ranks' XNIC_TORCH_STREAMS differ (it must be the same "
+                "on every rank): " +
+                    all + " (by rank)";
+      xnic_comm_destroy(checkComm_);
+      checkComm_ = nullptr;
+      TORCH_CHECK(false, "xnic: rank ", rank, " of ", size, " on device ",
+                  device_, ": ", why);
+    }
   }
   completer_ = std::make_shared<Completer>();
   thread_ = std::thread([this] { progress(); });
