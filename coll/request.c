@@ -231,10 +231,17 @@ int xnic_coll_wait(struct xnic_coll_req *req)
 int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
 {
 	bool moved, pending;
-	int i, ret;
+	int i, k, ret;
 
 	if (n > 0 && !reqs)
 		return xnic_coll_seterr(NULL, -EINVAL, "waitall: no requests");
+	/* Each is freed below: one named twice would be freed twice. */
+	for (i = 0; i < n; i++)
+		for (k = i + 1; reqs[i] && k < n; k++)
+			if (reqs[k] == reqs[i])
+				return xnic_coll_seterr(NULL, -EINVAL,
+							"waitall: reqs[%d] and reqs[%d] are the same request",
+							i, k);
 	for (;;) {
 		xnic_coll_step(reqs, n, &moved, &pending);
 		if (!pending)

@@ -429,7 +429,8 @@ int xnic_coll_wait(struct xnic_coll_req *req);
  * unfinished request's CQ for at most 1 ms (busy-polls first for the
  * communicators' spin_us).
  * Return: 0 when every request succeeded, else the error of the first
- * (in @reqs order) that failed; -EINVAL when @reqs is NULL with @n > 0.
+ * (in @reqs order) that failed; -EINVAL, with nothing waited for or
+ * freed, when @reqs is NULL with @n > 0 or holds one request twice.
  */
 int xnic_coll_waitall(struct xnic_coll_req **reqs, int n);
 

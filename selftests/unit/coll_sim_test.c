@@ -551,6 +551,17 @@ TEST(nonblocking_bad_arguments)
 	/* one rank: done at once */
 	ASSERT_EQ(0, xnic_barrier_start(c, &q));
 	EXPECT_EQ(1, xnic_coll_test(q));
+	/* a request twice: refused, nothing freed (not a double free) */
+	{
+		struct xnic_coll_req *two[3] = { q, NULL, q };
+
+		EXPECT_EQ(-EINVAL, xnic_coll_waitall(two, 3));
+		EXPECT_NE(NULL, strstr(xnic_comm_strerror(NULL),
+				     "reqs[0] and reqs[2] are the same request"));
+		EXPECT_EQ(q, two[0]);
+		EXPECT_EQ(q, two[2]);
+		EXPECT_EQ(0, xnic_coll_waitany(two, 3, 0));
+	}
 	xnic_coll_req_free(q);
 	xnic_comm_destroy(c);
 }
