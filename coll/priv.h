@@ -192,6 +192,7 @@ enum {
  * @job: all-reduce and broadcast state
  * @state: XNIC_COLL_REQ_*
  * @err: when done: 0 or the negative errno it failed with
+ * @msg: when failed: why (its own copy: @comm may be destroyed first)
  */
 struct xnic_coll_req {
 	struct xnic_comm *comm;
@@ -201,6 +202,7 @@ struct xnic_coll_req {
 	struct xnic_coll_job job;
 	int state;
 	int err;
+	char msg[XNIC_COLL_ERRLEN];
 };
 
 /**

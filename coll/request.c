@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "priv.h"
@@ -72,6 +73,8 @@ static void xnic_coll_pop(struct xnic_comm *c, int err)
 	q->next = NULL;
 	q->state = XNIC_COLL_REQ_DONE;
 	q->err = err;
+	if (err)
+		snprintf(q->msg, sizeof(q->msg), "%s", c->err);
 }
 
 /*
@@ -255,10 +258,8 @@ int xnic_coll_waitall(struct xnic_coll_req **reqs, int n)
 			continue;
 		if (!ret && reqs[i]->err) {
 			ret = reqs[i]->err;
-			/* Its communicator's message is the one to read. */
-			if (reqs[i]->comm)
-				xnic_coll_seterr(NULL, ret, "%s",
-						 reqs[i]->comm->err);
+			/* Its own: the communicator may be gone. */
+			xnic_coll_seterr(NULL, ret, "%s", reqs[i]->msg);
 		}
 		free(reqs[i]);
 		reqs[i] = NULL;
@@ -294,7 +295,7 @@ int xnic_coll_waitany(struct xnic_coll_req **reqs, int n, int timeout_ms)
  * @c: communicator being destroyed
  *
  * They complete with -ECANCELED and forget @c, so that freeing them later
- * is safe.
+ * is safe (so is freeing the finished ones: they keep their message).
  */
 void xnic_coll_cancel_all(struct xnic_comm *c)
 {
@@ -302,6 +303,9 @@ void xnic_coll_cancel_all(struct xnic_comm *c)
 
 	while ((q = c->head)) {
 		xnic_coll_pop(c, -ECANCELED);
+		snprintf(q->msg, sizeof(q->msg),
+			 "%s: cancelled: its communicator was destroyed",
+			 q->name);
 		q->comm = NULL;
 	}
 }

@@ -250,7 +250,8 @@ int xnic_comm_init(struct xnic_comm **commp, const struct xnic_comm_cfg *cfg);
  *
  * Waits (at most the timeout) for this rank's RDMA writes still in
  * flight, then closes the device. Call xnic_barrier() first when peers
- * may still be sending.
+ * may still be sending. Requests of @comm not done yet end with
+ * -ECANCELED; its requests may be tested, waited for and freed after it.
  */
 void xnic_comm_destroy(struct xnic_comm *comm);
 

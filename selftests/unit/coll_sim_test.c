@@ -21,7 +21,7 @@
 /* ============================== ranks =============================== */
 
 enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV, SC_CONCURRENT,
-       SC_DEATH };
+       SC_DEATH, SC_STALE };
 
 struct scenario {
 	int kind;
@@ -410,6 +410,30 @@ static void *rank_main(void *arg)
 	case SC_DEATH:
 		death_main(a, c);
 		break;
+	case SC_STALE:
+		if (a->rank == 0) {
+			struct xnic_coll_req *q;
+			float x[10] = { 0 };
+
+			/* fails (rank 1 never joins); then outlives c */
+			a->ret = xnic_allreduce_start(c, x, x, 10,
+						      XNIC_COLL_FLOAT32,
+						      XNIC_COLL_SUM, &q);
+			if (a->ret)
+				break;
+			while (!(err = xnic_coll_test(q)))
+				usleep(1000);
+			xnic_comm_destroy(c);
+			c = NULL;
+			a->ret = xnic_coll_wait(q);
+			if (a->ret != err)
+				a->bad++;
+			snprintf(a->msg, sizeof(a->msg), "%s",
+				 xnic_comm_strerror(NULL));
+		} else {
+			usleep((useconds_t)sc->timeout_ms * 1500);
+		}
+		break;
 	}
 	xnic_comm_destroy(c);
 	return NULL;
@@ -614,6 +638,22 @@ TEST(absent_rank_times_out)
 	EXPECT_EQ(-ETIMEDOUT, args[0].ret);
 	EXPECT_NE(NULL, strstr(args[0].msg, "no progress for 300 ms"));
 	EXPECT_NE(NULL, strstr(args[0].msg, "waiting for rank 1"));
+	EXPECT_EQ(0, args[0].bad);
+}
+
+/* A failed request freed after its communicator: its error, no stale read. */
+TEST(failed_request_outlives_its_comm)
+{
+	struct scenario sc = {
+		.kind = SC_STALE, .nranks = 2, .timeout_ms = 300,
+	};
+	struct rank_arg args[2];
+
+	run(_metadata, &sc, args);
+	EXPECT_EQ(0, args[0].init_ret);
+	EXPECT_EQ(-ETIMEDOUT, args[0].ret);
+	EXPECT_NE(NULL, strstr(args[0].msg, "no progress for 300 ms"))
+		TH_LOG("%s", args[0].msg);
 	EXPECT_EQ(0, args[0].bad);
 }
 
