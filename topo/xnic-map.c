@@ -183,13 +183,17 @@ static int topology(FILE *f, const void *arg)
 static void print_cost(const struct xnic_map_topo *t, const char *what,
 		       const struct xnic_map_cost *c)
 {
-	const struct xnic_map_link *l = &t->links[c->busiest_link < 0 ? 0 : c->busiest_link];
-	int from = c->busiest_dir ? l->b : l->a, to = c->busiest_dir ? l->a : l->b;
+	const char *from = "-", *to = "-";
 
+	/* none without traffic (a topology may have no links at all) */
+	if (c->busiest_link >= 0) {
+		const struct xnic_map_link *l = &t->links[c->busiest_link];
+
+		from = t->vertices[c->busiest_dir ? l->b : l->a].name;
+		to = t->vertices[c->busiest_dir ? l->a : l->b].name;
+	}
 	printf("  %-12s %12.3f %14.3f %14.3f   %s -> %s\n", what, c->step_s * 1e3,
-	       c->byte_hops / 1e9, c->cross_bytes / 1e9,
-	       c->busiest_link < 0 ? "-" : t->vertices[from].name,
-	       c->busiest_link < 0 ? "-" : t->vertices[to].name);
+	       c->byte_hops / 1e9, c->cross_bytes / 1e9, from, to);
 }
 
 static double ms_since(const struct timespec *t0)

@@ -2,7 +2,8 @@
 /*
  * topo/xnic-map as a command: impossible layouts and bad input are refused
  * with a message naming the fault and a non-zero exit status; a good run
- * prints both costs and writes the rankfile and the node-rank list.
+ * prints both costs and writes the rankfile and the node-rank list. The
+ * tool is built from topo/'s sources under ASan and UBSan (Makefile).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 
 #include "kselftest_harness.h"
 
-#define MAP "../topo/xnic-map"
+#define MAP "unit/xnic-map-san"
 
 /* Run xnic-map ARGS; its output (stdout and stderr) into out; its status. */
 static int run(const char *args, char *out, size_t len)
@@ -97,6 +98,18 @@ TEST(bad_file_names_the_field)
 	EXPECT_NE(NULL, strstr(out, "nodes[0].appliance: no appliance named \"b\""))
 		TH_LOG("%s", out);
 	unlink(path);
+}
+
+/* A topology without links (one node): no busiest link to name. */
+TEST(single_node_has_no_busiest_link)
+{
+	char out[4096];
+
+	ASSERT_EQ(0, run("--synthetic 1,1,0,0 --tp 1 --pp 1 --dp 1", out,
+			 sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "topology: 1 appliances, 1 nodes, 0 switches, 0 links"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "   - -> -\n")) TH_LOG("%s", out);
 }
 
 TEST(good_run_writes_the_launcher_files)
