@@ -185,7 +185,8 @@ int xnic_map_assign(const struct xnic_map_topo *t,
 		ret = xnic_map_cost(t, l, tmp, &cost, err);
 		if (ret)
 			break;
-		if (cost.step_s < best * (1 - 1e-12)) {
+		/* the first always: every step may be infinite (slow links) */
+		if (!best_c || cost.step_s < best * (1 - 1e-12)) {
 			best = cost.step_s;
 			best_c = c;
 			memcpy(node_of_rank, tmp, sizeof(int) * t->nnodes);

@@ -84,6 +84,28 @@ TEST(refuses_impossible_layouts)
 	xnic_map_topo_free(t);
 }
 
+/*
+ * Links so slow that every band's step is infinite (bytes x 8 / bps
+ * overflows): the mapping is still made, and meets the constraints.
+ */
+TEST(assign_when_every_cost_overflows)
+{
+	struct xnic_map_topo *t = synth(2, 2, 1, 1, 5e-324, 5e-324, 5e-324);
+	struct xnic_map_layout l = { 1, 2, 2, 1e9, 1e9, 1e9 };
+	char err[XNIC_MAP_ERRLEN];
+	int map[4], band = 0, r;
+
+	ASSERT_NE(NULL, t);
+	for (r = 0; r < 4; r++)
+		map[r] = -1;
+	ASSERT_EQ(0, xnic_map_assign(t, &l, map, &band, err)) TH_LOG("%s", err);
+	EXPECT_LE(1, band);
+	EXPECT_LE(band, 2);
+	EXPECT_EQ(0, xnic_map_check(t, &l, map, err)) TH_LOG("%s", err);
+	EXPECT_EQ(INFINITY, step_of(t, &l, map));
+	xnic_map_topo_free(t);
+}
+
 /* Two nodes, one 100 Gbit/s mesh link; TP all-reduce of 1 GB: 1 GB each way. */
 TEST(cost_mesh_pair)
 {
