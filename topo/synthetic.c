@@ -6,8 +6,10 @@
  * node "a3n5" (also its host), leaf "a3l1", spine "s7".
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xnic_map.h"
 #include "priv.h"
@@ -21,21 +23,44 @@
  * @s: filled in
  * @err: the reason of a failure
  *
- * Return: 0 or -EINVAL.
+ * Return: 0 or -EINVAL: not 4 or 7 fields, a count that is not an int, a
+ * bandwidth that is not a number (or overflows).
  */
 int xnic_map_synth_parse(const char *spec, struct xnic_map_synth *s,
 			 char *err)
 {
-	int used = 0, n;
+	int *count[] = { &s->appliances, &s->nodes, &s->uplinks, &s->spines };
+	double *gbps[] = { &s->mesh_gbps, &s->uplink_gbps, &s->spine_gbps };
+	const char *p = spec;
+	char *end;
+	int i, n;
+	long v;
 
 	s->mesh_gbps = s->uplink_gbps = s->spine_gbps = 100;
-	n = sscanf(spec, "%d,%d,%d,%d%n,%lf,%lf,%lf%n", &s->appliances,
-		   &s->nodes, &s->uplinks, &s->spines, &used, &s->mesh_gbps,
-		   &s->uplink_gbps, &s->spine_gbps, &used);
-	if ((n != 4 && n != 7) || spec[used]) {
+	for (n = 1, i = 0; spec[i]; i++)
+		n += spec[i] == ',';
+	if (n != 4 && n != 7) {
 		xnic_map_err(err, "--synthetic \"%s\": expected A,N,U,S or A,N,U,S,MESH_GBPS,UPLINK_GBPS,SPINE_GBPS",
 			     spec);
 		return -EINVAL;
+	}
+	/* strtol, not sscanf's %d: a count beyond an int is refused, not wrapped */
+	for (i = 0; i < n; i++, p = end + 1) {
+		errno = 0;
+		if (i < 4) {
+			v = strtol(p, &end, 10);
+			*count[i] = (int)v;
+			if (v < INT_MIN || v > INT_MAX)
+				errno = ERANGE;
+		} else {
+			*gbps[i - 4] = strtod(p, &end);
+		}
+		if (errno || end == p || (*end && *end != ',')) {
+			xnic_map_err(err, "--synthetic \"%s\": \"%.*s\" is not a %s",
+				     spec, (int)strcspn(p, ","), p,
+				     i < 4 ? "count" : "bandwidth");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -48,6 +48,14 @@ TEST(synthetic_spec)
 	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("2,4,2", &s, err));
 	EXPECT_NE(NULL, strstr(err, "expected A,N,U,S"));
 	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("2,4,2,2x", &s, err));
+	/* beyond an int: refused, not wrapped to 1 appliance */
+	err[0] = 0;
+	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("4294967297,1,0,0", &s, err));
+	EXPECT_NE(NULL, strstr(err, "\"4294967297\" is not a count"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("2,99999999999999999999,1,1", &s, err));
+	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("2,4,1,1,1e999,1,1", &s, err));
+	EXPECT_EQ(-EINVAL, xnic_map_synth_parse("2,,1,1", &s, err));
 	s = (struct xnic_map_synth){ 0, 4, 1, 1, 100, 100, 100 };
 	EXPECT_EQ(NULL, xnic_map_synthetic(&s, err));
 	EXPECT_NE(NULL, strstr(err, "must be >= 1"));
