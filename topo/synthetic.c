@@ -15,6 +15,7 @@
 #include "priv.h"
 
 #define SYNTH_MAX_NODES 1000000
+#define SYNTH_MAX_LINKS 10000000
 
 /**
  * xnic_map_synth_parse() - parse "A,N,U,S" or "A,N,U,S,MESH,UP,SPINE".
@@ -67,6 +68,8 @@ int xnic_map_synth_parse(const char *spec, struct xnic_map_synth *s,
 
 static int check(const struct xnic_map_synth *s, char *err)
 {
+	long long links;
+
 	if (s->appliances < 1 || s->nodes < 1 || s->uplinks < 0 || s->spines < 0) {
 		xnic_map_err(err, "synthetic topology %d,%d,%d,%d: appliances and nodes must be >= 1, uplinks and spines >= 0",
 			     s->appliances, s->nodes, s->uplinks, s->spines);
@@ -78,6 +81,17 @@ static int check(const struct xnic_map_synth *s, char *err)
 		xnic_map_err(err, "synthetic topology %d,%d,%d,%d: too large (at most %d nodes and %d links a node)",
 			     s->appliances, s->nodes, s->uplinks, s->spines,
 			     SYNTH_MAX_NODES, XNIC_MAP_ROUTE_MAX);
+		return -EINVAL;
+	}
+	/* each appliance's mesh, uplinks, and its leaves' spine links */
+	links = (long long)s->appliances *
+		((long long)s->nodes * (s->nodes - 1) / 2 +
+		 (long long)s->nodes * s->uplinks +
+		 (long long)s->uplinks * s->spines);
+	if (links > SYNTH_MAX_LINKS) {
+		xnic_map_err(err, "synthetic topology %d,%d,%d,%d: too large (%lld links, more than %d)",
+			     s->appliances, s->nodes, s->uplinks, s->spines,
+			     links, SYNTH_MAX_LINKS);
 		return -EINVAL;
 	}
 	return 0;
@@ -135,7 +149,8 @@ static int build(struct xnic_map_topo *t, const struct xnic_map_synth *s,
  * @s: the counts and bandwidths
  * @err: the reason of a failure
  *
- * Return: the topology, or NULL (bad counts, bandwidths, or no memory).
+ * Return: the topology, or NULL (bad counts, bandwidths, more than a
+ * million nodes or ten million links, or no memory).
  */
 struct xnic_map_topo *xnic_map_synthetic(const struct xnic_map_synth *s,
 					 char *err)

@@ -59,6 +59,11 @@ TEST(synthetic_spec)
 	s = (struct xnic_map_synth){ 0, 4, 1, 1, 100, 100, 100 };
 	EXPECT_EQ(NULL, xnic_map_synthetic(&s, err));
 	EXPECT_NE(NULL, strstr(err, "must be >= 1"));
+	/* 10^12 leaf-spine links: refused at once, not built for hours */
+	s = (struct xnic_map_synth){ 1000000, 1, 1, 1000000, 100, 100, 100 };
+	EXPECT_EQ(NULL, xnic_map_synthetic(&s, err));
+	EXPECT_NE(NULL, strstr(err, "1000001000000 links, more than 10000000"))
+		TH_LOG("%s", err);
 	s = (struct xnic_map_synth){ 2, 4, 1, 1, 100, -1, 100 };
 	EXPECT_EQ(NULL, xnic_map_synthetic(&s, err));
 	EXPECT_NE(NULL, strstr(err, "not a positive number"));
