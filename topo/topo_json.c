@@ -61,6 +61,17 @@ static json_t *get_array(json_t *root, const char *key, int optional,
 	return json_incref(a);
 }
 
+/* The first byte of @s that is a space or a control character, or -1. */
+static int bad_host_byte(const char *s)
+{
+	int i;
+
+	for (i = 0; s[i]; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return i;
+	return -1;
+}
+
 static int appliance_of(struct xnic_map_topo *t, json_t *obj,
 			const char *where, int i, char *err)
 {
@@ -86,6 +97,8 @@ static int parse_vertices(struct xnic_map_topo *t, json_t *nodes,
 	json_array_foreach(nodes, i, v) {
 		const char *name = get_str(v, "name", "nodes", i, err);
 		json_t *host = json_object_get(v, "host");
+		const char *h;
+		int bad;
 
 		if (!name || (a = appliance_of(t, v, "nodes", i, err)) < 0)
 			return -EINVAL;
@@ -93,8 +106,16 @@ static int parse_vertices(struct xnic_map_topo *t, json_t *nodes,
 			xnic_map_err(err, "nodes[%zu].host: not a non-empty string", i);
 			return -EINVAL;
 		}
-		if (xnic_map_add_vertex(t, name, XNIC_MAP_NODE, a,
-					host ? json_string_value(host) : name) < 0)
+		/* one word on a line of the rankfile and the node-rank list */
+		h = host ? json_string_value(host) : name;
+		bad = bad_host_byte(h);
+		if (bad >= 0) {
+			xnic_map_err(err, "nodes[%zu].%s: a space or a control character at byte %d%s",
+				     i, host ? "host" : "name", bad,
+				     host ? "" : " (the host unless one is given)");
+			return -EINVAL;
+		}
+		if (xnic_map_add_vertex(t, name, XNIC_MAP_NODE, a, h) < 0)
 			return -ENOMEM;
 	}
 	json_array_foreach(switches, i, v) {

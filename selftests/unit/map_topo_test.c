@@ -163,6 +163,12 @@ TEST(json_errors_name_the_field)
 		  "nodes[0].host: not a non-empty string" },
 		{ HEAD "\"nodes\": [{\"name\": \"n0\", \"appliance\": \"a0\"}, "
 		  "{\"name\": \"n0\", \"appliance\": \"a1\"}]}", "\"n0\" is used twice" },
+		/* a host goes into the launcher files' lines as one word */
+		{ HEAD "\"nodes\": [{\"name\": \"n0\", \"appliance\": \"a0\", "
+		  "\"host\": \"h x\\nrank 9=evil\"}]}",
+		  "nodes[0].host: a space or a control character at byte 1" },
+		{ HEAD "\"nodes\": [{\"name\": \"n 0\", \"appliance\": \"a0\"}]}",
+		  "nodes[0].name: a space or a control character at byte 1 (the host unless one is given)" },
 		{ HEAD "\"nodes\": [{\"name\": \"n0\", \"appliance\": \"a0\"}]}",
 		  "appliance \"a1\" has no nodes" },
 		{ HEAD NODES "\"switches\": [{\"name\": \"x\", \"role\": \"core\"}]}",
