@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -130,6 +131,18 @@ static uint64_t parse_size(const char *s, const char *what)
 	return xnic_tool_num(2, what, s, 0, UINT64_MAX, true);
 }
 
+/* An int or unsigned option within [min, max] (no wrapping), or exit. */
+static int parse_int(const char *s, const char *what, int min, int max)
+{
+	return (int)xnic_tool_num(2, what, s, (uint64_t)min, (uint64_t)max,
+				  false);
+}
+
+static unsigned int parse_uint(const char *s, const char *what)
+{
+	return (unsigned int)xnic_tool_num(2, what, s, 0, UINT_MAX, false);
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -169,7 +182,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o->nodes = (int)parse_size(optarg, "--nodes");
+			o->nodes = parse_int(optarg, "--nodes", 1,
+					     XNIC_COLL_MAX_RANKS);
 			break;
 		case 'c':
 			o->count = parse_size(optarg, "--count");
@@ -193,19 +207,20 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->devices = optarg;
 			break;
 		case 'p':
-			o->port = (unsigned int)parse_size(optarg, "--port");
+			o->port = (unsigned int)parse_int(optarg, "--port", 0,
+							 65535);
 			break;
 		case 'C':
 			o->chunk = parse_size(optarg, "--chunk");
 			break;
 		case 'S':
-			o->slots = (unsigned int)parse_size(optarg, "--slots");
+			o->slots = parse_uint(optarg, "--slots");
 			break;
 		case 'i':
-			o->iters = (int)parse_size(optarg, "--iters");
+			o->iters = parse_int(optarg, "--iters", 1, MAX_ITERS);
 			break;
 		case 'w':
-			o->warmup = (int)parse_size(optarg, "--warmup");
+			o->warmup = parse_int(optarg, "--warmup", 0, INT_MAX);
 			break;
 		case 'I':
 			o->inplace = true;
@@ -222,10 +237,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->bcast = parse_size(optarg, "--bcast");
 			break;
 		case 'T':
-			o->timeout_s = (int)parse_size(optarg, "--timeout");
+			o->timeout_s = parse_int(optarg, "--timeout", 1, 3600);
 			break;
 		case 'u':
-			o->spin_us = (unsigned int)parse_size(optarg, "--spin-us");
+			o->spin_us = parse_uint(optarg, "--spin-us");
 			break;
 		case 'm':
 			o->max_inflight = parse_size(optarg, "--max-inflight");
@@ -235,7 +250,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->json = true;
 			break;
 		case 'K':
-			o->concurrent = (int)parse_size(optarg, "--concurrent");
+			o->concurrent = parse_int(optarg, "--concurrent", 1,
+						    MAX_CONCURRENT);
 			break;
 		case 'B':
 			if (strcmp(optarg, "tcp") && strcmp(optarg, "cm"))

@@ -262,5 +262,17 @@ elif ! grep -q "nosuchdev" "$out"; then
 else
 	echo "ok: a missing device fails every rank: $(grep -m1 'rank 0' "$out")"
 fi
+
+# A number beyond an option's int is refused (exit 2), not wrapped to a
+# small one (2^32 + 2 nodes ran 2 ranks).
+for opt in nodes iters timeout concurrent port slots spin-us; do
+	timeout 60 $AR --"$opt" 4294967298 --device-prefix nosuchdev >"$out" 2>&1
+	rc=$?
+	if [[ $rc == 2 ]] && grep -q "bad --$opt '4294967298'" "$out"; then
+		echo "ok: --$opt 4294967298 refused: $(head -1 "$out")"
+	else
+		echo "not ok: --$opt 4294967298: exit $rc"; cat "$out"; fail=1
+	fi
+done
 echo "# $runs all-reduce runs"
 exit $fail
