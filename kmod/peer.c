@@ -234,7 +234,7 @@ drop:
  *	frame left on, or XNIC_BOND_NO_LINK
  * @seal: false when @skb is finished (xnic_frame_finish()); true when
  *	only its header is written: its frame check is written here, once the
- *	link is known (xnic_frame_seal())
+ *	link is known (xnic_frame_seal_link())
  *
  * The bond chooses the member link (xnic_bond_select()); a frame that
  * consumes link credit (xnic_lcr_needed()) only among the links with
@@ -282,7 +282,7 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 			h->flags |= cpu_to_be16(XNIC_WF_LINK);
 			h->credits = cpu_to_be16(seq);
 		}
-		xnic_frame_seal(skb);
+		xnic_frame_seal_link(skb, l->ndev);
 	}
 	err = xnic_link_xmit(xdev, l->ndev, peer->path[k].mac, skb);
 	if (!err)

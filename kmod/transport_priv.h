@@ -553,6 +553,7 @@ struct sk_buff *xnic_frame_alloc(unsigned int payload_len, gfp_t gfp);
 int xnic_frame_add_mr(struct sk_buff *skb, struct xnic_mr *mr, u64 addr,
 		      u32 len);
 void xnic_frame_seal(struct sk_buff *skb);
+void xnic_frame_seal_link(struct sk_buff *skb, const struct net_device *ndev);
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
 bool xnic_frame_check_ok(const struct sk_buff *skb,
 			 const struct xnic_wire_hdr *hdr);

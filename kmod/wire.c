@@ -8,7 +8,10 @@
  * fragments and its frag list.
  */
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
+#include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <net/checksum.h>
 #include <linux/slab.h>
 
 #include "transport_priv.h"
@@ -164,6 +167,51 @@ void xnic_frame_seal(struct sk_buff *skb)
 	xnic_wire_put_check((struct xnic_wire_hdr *)skb->data, &c);
 }
 
+static bool link_csum = true;
+module_param(link_csum, bool, 0644);
+MODULE_PARM_DESC(link_csum,
+		 "Data frames leaving on a link with checksum offload (NETIF_F_HW_CSUM: veth, virtio-net, most NICs) have their payload protected by the link's checksum, the header by the frame check (XNIC_WF_LCSUM); 0: every frame carries the full frame check (default 1)");
+
+/**
+ * xnic_frame_seal_link() - seal a data frame for a link, with its payload
+ *	protected by the link's checksum offload when the link offers it
+ * @skb: as for xnic_frame_seal(), data at the xnic header
+ * @ndev: the member link it leaves on
+ *
+ * A WRITE, SEND or READ_RESP with payload leaving on a link whose device
+ * checksums any protocol (NETIF_F_HW_CSUM) gets XNIC_WF_LCSUM: the frame
+ * check covers the header alone, and the skb asks for a 16-bit Internet
+ * checksum (CHECKSUM_PARTIAL) from XNIC_WIRE_LCSUM_OFF to its end. A
+ * device (or the stack, skb_checksum_help(), where a qdisc or a link
+ * needs the bytes final) writes it; a veth delivers the skb unchanged, its
+ * bytes never having left memory, as TCP's are. Other frames get the full
+ * frame check (xnic_frame_seal()). Under TCG the check's two passes over
+ * the payload (sender and receiver) cost as much as the rest of a bulk
+ * frame's handling.
+ *
+ * Context: any context but hard IRQ.
+ */
+void xnic_frame_seal_link(struct sk_buff *skb, const struct net_device *ndev)
+{
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)skb->data;
+	struct xnic_check c;
+
+	if (!READ_ONCE(link_csum) || !(ndev->features & NETIF_F_HW_CSUM) ||
+	    skb->len == XNIC_WIRE_HDR_LEN ||
+	    !(xnic_wire_allowed_flags(h->opcode) & XNIC_WF_LCSUM)) {
+		xnic_frame_seal(skb);
+		return;
+	}
+	h->flags |= cpu_to_be16(XNIC_WF_LCSUM);
+	xnic_check_init(&c);
+	xnic_check_update(&c, h, XNIC_WIRE_HDR_LEN);
+	xnic_wire_put_check(h, &c);
+	h->check_sum = 0;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb) + XNIC_WIRE_LCSUM_OFF;
+	skb->csum_offset = 0;
+}
+
 /**
  * xnic_frame_finish() - write the header and frame check of a frame to send
  * @skb: a frame from xnic_frame_alloc() with its payload in place (linear,
@@ -185,7 +233,10 @@ void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i)
  *
  * Context: any context but hard IRQ.
  * Return: true when both check values computed over the header (check
- * fields zero) and the payload match those @hdr carries.
+ * fields zero) and the payload match those @hdr carries; for a frame
+ * with XNIC_WF_LCSUM (xnic_frame_seal_link()), when the header's
+ * check_poly matches and the link checksum holds, or the skb never left
+ * memory (CHECKSUM_PARTIAL).
  */
 bool xnic_frame_check_ok(const struct sk_buff *skb,
 			 const struct xnic_wire_hdr *hdr)
@@ -197,6 +248,19 @@ bool xnic_frame_check_ok(const struct sk_buff *skb,
 	h.check_poly = 0;
 	xnic_check_init(&c);
 	xnic_check_update(&c, &h, XNIC_WIRE_HDR_LEN);
+	if (hdr->flags & cpu_to_be16(XNIC_WF_LCSUM)) {
+		/* xnic_frame_seal_link(): the header, then the link's part. */
+		xnic_wire_put_check(&h, &c);
+		if (h.check_poly != hdr->check_poly ||
+		    (be32_to_cpu(hdr->check_sum) >> 16))
+			return false;
+		/* Never left memory: no link had to checksum it. */
+		if (skb->ip_summed == CHECKSUM_PARTIAL)
+			return true;
+		return !csum_fold(skb_checksum(skb, XNIC_WIRE_LCSUM_OFF,
+					       skb->len - XNIC_WIRE_LCSUM_OFF,
+					       0));
+	}
 	xnic_skb_check(skb, XNIC_WIRE_HDR_LEN, skb->len - XNIC_WIRE_HDR_LEN,
 		       &c);
 	xnic_wire_put_check(&h, &c);

@@ -105,6 +105,15 @@ enum xnic_wire_op {
  * spurious
  */
 #define XNIC_WF_DSACK		0x0080
+/*
+ * WRITE, SEND, READ_RESP: link checksum (wire-protocol.rst, "Frame
+ * check"): check_poly covers the header alone; the payload is protected
+ * by a 16-bit Internet checksum that the link computes (checksum
+ * offload) into the low half of check_sum, over the frame from there on,
+ * or by nothing when the frame never left memory (a veth, CHECKSUM_PARTIAL
+ * at the receiver). The high half of check_sum is zero.
+ */
+#define XNIC_WF_LCSUM		0x0100
 
 /**
  * enum xnic_wire_nak - NAK syndromes (struct xnic_wire_ack.syndrome)
@@ -329,23 +338,67 @@ static inline void xnic_wire_put_check(struct xnic_wire_hdr *h,
 	h->check_poly = xnic_wire_be64(poly);
 }
 
+/*
+ * Where the link checksum of an XNIC_WF_LCSUM frame goes and starts: the
+ * low half of check_sum (bytes 2-3 of the big-endian field).
+ */
+#define XNIC_WIRE_LCSUM_OFF	54
+
+/**
+ * xnic_wire_csum16() - the Internet checksum (RFC 1071) of a buffer
+ * @buf: the bytes, its checksum field zero
+ * @len: how many
+ *
+ * Return: the value to store big-endian in the field: the complement of
+ * the ones' complement sum of the big-endian 16-bit words (the last one
+ * zero-padded). What a link's checksum offload (skb_checksum_help())
+ * writes.
+ */
+static inline __u16 xnic_wire_csum16(const void *buf, unsigned long len)
+{
+	const __u8 *p = (const __u8 *)buf;
+	__u64 sum = 0;
+	unsigned long k;
+
+	for (k = 0; k + 1 < len; k += 2)
+		sum += (__u32)p[k] << 8 | p[k + 1];
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
 /**
  * xnic_wire_seal() - write the frame check of a frame held in one buffer
  * @h: the frame's header, followed by its payload
  * @len: bytes of header and payload
  *
  * The kernel checks frames held in skbs (kmod/wire.c); this is the same
- * function over a flat buffer, for tests and tools that build frames.
+ * function over a flat buffer, for tests and tools that build frames. A
+ * frame with XNIC_WF_LCSUM gets its link checksum computed here, as a
+ * link without checksum offload would.
  */
 static inline void xnic_wire_seal(struct xnic_wire_hdr *h, unsigned long len)
 {
 	struct xnic_check c;
+	__u16 cs;
 
 	h->check_sum = 0;
 	h->check_poly = 0;
 	xnic_check_init(&c);
-	xnic_check_update(&c, h, len);
+	if (!(xnic_wire_h16(h->flags) & XNIC_WF_LCSUM)) {
+		xnic_check_update(&c, h, len);
+		xnic_wire_put_check(h, &c);
+		return;
+	}
+	xnic_check_update(&c, h, XNIC_WIRE_HDR_LEN);
 	xnic_wire_put_check(h, &c);
+	h->check_sum = 0;
+	cs = xnic_wire_csum16((__u8 *)h + XNIC_WIRE_LCSUM_OFF,
+			      len - XNIC_WIRE_LCSUM_OFF);
+	((__u8 *)h)[XNIC_WIRE_LCSUM_OFF] = (__u8)(cs >> 8);
+	((__u8 *)h)[XNIC_WIRE_LCSUM_OFF + 1] = (__u8)cs;
 }
 
 /**
@@ -424,11 +477,11 @@ static inline __u16 xnic_wire_allowed_flags(__u8 opcode)
 	case XNIC_OP_WRITE:
 	case XNIC_OP_SEND:
 		return XNIC_WF_IMM | XNIC_WF_SOLICITED | XNIC_WF_ACKREQ |
-		       XNIC_WF_RETX | XNIC_WF_LINK;
+		       XNIC_WF_RETX | XNIC_WF_LINK | XNIC_WF_LCSUM;
 	case XNIC_OP_READ_REQ:
 		return XNIC_WF_ACKREQ | XNIC_WF_RETX | XNIC_WF_LINK;
 	case XNIC_OP_READ_RESP:
-		return XNIC_WF_LINK;
+		return XNIC_WF_LINK | XNIC_WF_LCSUM;
 	case XNIC_OP_HELLO:
 	case XNIC_OP_HEARTBEAT:
 		return XNIC_WF_REPLY;

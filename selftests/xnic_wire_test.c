@@ -245,27 +245,35 @@ static void check_pair(struct __test_metadata *_metadata,
 	xt_fill_byte(self->a.p, WI_BUF, CANARY);
 }
 
-/* First: a frame built like the tests' does reach the QP when intact. */
-TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
+/*
+ * good_write() with @flags added and @plen bytes (at most 64) is placed
+ * and ACKed; then a fresh pair works.
+ */
+static void expect_placed(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(wire) *self, uint16_t flags,
+			  uint32_t plen)
 {
 	struct xnic_wire_info i = good_write(self);
 	uint8_t data[64];
 	uint64_t acks;
 	size_t len;
 
+	i.flags |= flags;
+	i.msg_len = plen;
+	i.payload_len = (uint16_t)plen;
 	xt_fill(data, sizeof(data), 1);
-	len = build(self, &i, NULL, data, sizeof(data));
+	len = build(self, &i, NULL, data, plen);
 	acks = counter(_metadata, self, "acks_sent");
 	ASSERT_EQ(0, inject(self, len));
 	/* The WRITE lands: the builder and the frame check are right. */
 	{
 		long long end = xt_now_ms() + COUNT_WAIT_MS;
 
-		while (memcmp(self->a.p + 4096, data, 64) &&
+		while (memcmp(self->a.p + 4096, data, plen) &&
 		       xt_now_ms() < end)
 			xt_sleep_ms(10);
 	}
-	ASSERT_EQ(0, memcmp(self->a.p + 4096, data, 64))
+	ASSERT_EQ(0, memcmp(self->a.p + 4096, data, plen))
 		TH_LOG("a well-formed injected WRITE was not placed: the tests' frames would prove nothing");
 	EXPECT_LT(acks, wait_counter(self, "acks_sent", acks + 1));
 	/*
@@ -277,6 +285,22 @@ TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
 	ASSERT_EQ(0, xt_conn_create(&self->env, &self->c, 256, NULL));
 	xt_fill_byte(self->a.p, WI_BUF, CANARY);
 	check_pair(_metadata, self);
+}
+
+/* First: a frame built like the tests' does reach the QP when intact. */
+TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
+{
+	expect_placed(_metadata, self, 0, 64);
+}
+
+/*
+ * A frame whose payload the link checksum protects (XNIC_WF_LCSUM, odd
+ * length), from a link that computed it (AF_PACKET: CHECKSUM_NONE at the
+ * receiver, which verifies it) is placed.
+ */
+TEST_F_TIMEOUT(wire, link_checksum_frame_is_accepted, 60)
+{
+	expect_placed(_metadata, self, XNIC_WF_LCSUM, 63);
 }
 
 /*
@@ -375,6 +399,24 @@ TEST_F_TIMEOUT(wire, bad_crc, 60)
 	hdr_of(self)->rkey ^= htonl(0x100);
 	expect_drop(_metadata, self, len, "rx_crc_errors",
 		    "header changed after the check");
+	/* XNIC_WF_LCSUM: the header's check, then the link checksum */
+	i.flags |= XNIC_WF_LCSUM;
+	len = build(self, &i, NULL, NULL, 64);
+	self->frame[len - 1] ^= 0x80;
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "link checksum: payload changed after it");
+	len = build(self, &i, NULL, NULL, 64);
+	self->frame[14 + XNIC_WIRE_LCSUM_OFF] ^= 0x01;
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "link checksum: the checksum off by one bit");
+	len = build(self, &i, NULL, NULL, 64);
+	hdr_of(self)->check_sum ^= htonl(0x00010000);
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "link checksum: high half of check_sum not zero");
+	len = build(self, &i, NULL, NULL, 64);
+	hdr_of(self)->rkey ^= htonl(0x100);
+	expect_drop(_metadata, self, len, "rx_crc_errors",
+		    "link checksum: header changed after the check");
 	check_pair(_metadata, self);
 }
 

@@ -27,6 +27,57 @@ TEST(payload_mtu)
 	EXPECT_EQ(9000 - XNIC_WIRE_HDR_LEN, xnic_wire_payload_mtu(9000));
 }
 
+TEST(link_checksum)
+{
+	/* RFC 1071 section 3's example: sum 0xddf2, checksum its complement */
+	static const uint8_t rfc[] = { 0x00, 0x01, 0xf2, 0x03,
+				       0xf4, 0xf5, 0xf6, 0xf7 };
+	struct xnic_check c;
+	struct xnic_wire_hdr h0;
+	uint8_t f[XNIC_WIRE_HDR_LEN + 1001];
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)f;
+	__u64 poly;
+	__u32 sum;
+	size_t k;
+
+	EXPECT_EQ(0x220d, xnic_wire_csum16(rfc, sizeof(rfc)));
+	EXPECT_EQ(offsetof(struct xnic_wire_hdr, check_sum) + 2,
+		  XNIC_WIRE_LCSUM_OFF);
+
+	/* An odd-sized WRITE sealed with XNIC_WF_LCSUM. */
+	for (k = 0; k < sizeof(f); k++)
+		f[k] = (uint8_t)(k * 37 + 11);
+	memset(h, 0, sizeof(*h));
+	h->version = XNIC_WIRE_VERSION;
+	h->opcode = XNIC_OP_WRITE;
+	h->flags = xnic_wire_be16(XNIC_WF_LCSUM);
+	h->payload_len = xnic_wire_be16(1001);
+	xnic_wire_seal(h, sizeof(f));
+	/* check_poly: the header alone, its check fields zero */
+	h0 = *h;
+	h0.check_sum = 0;
+	h0.check_poly = 0;
+	xnic_check_init(&c);
+	xnic_check_update(&c, &h0, sizeof(h0));
+	xnic_check_final(&c, &poly, &sum);
+	EXPECT_EQ(poly, xnic_wire_h64(h->check_poly));
+	EXPECT_EQ(0, xnic_wire_h32(h->check_sum) >> 16);
+	EXPECT_NE(0, xnic_wire_h32(h->check_sum));
+	/* The link checksum holds over its range, and sees a changed byte. */
+	EXPECT_EQ(0, xnic_wire_csum16(f + XNIC_WIRE_LCSUM_OFF,
+				      sizeof(f) - XNIC_WIRE_LCSUM_OFF));
+	f[sizeof(f) - 1] ^= 0x10;
+	EXPECT_NE(0, xnic_wire_csum16(f + XNIC_WIRE_LCSUM_OFF,
+				      sizeof(f) - XNIC_WIRE_LCSUM_OFF));
+	/* Allowed on data frames only. */
+	EXPECT_TRUE(xnic_wire_allowed_flags(XNIC_OP_SEND) & XNIC_WF_LCSUM);
+	EXPECT_TRUE(xnic_wire_allowed_flags(XNIC_OP_READ_RESP) &
+		    XNIC_WF_LCSUM);
+	EXPECT_FALSE(xnic_wire_allowed_flags(XNIC_OP_ACK) & XNIC_WF_LCSUM);
+	EXPECT_FALSE(xnic_wire_allowed_flags(XNIC_OP_READ_REQ) &
+		     XNIC_WF_LCSUM);
+}
+
 TEST(ib_mtu_enum)
 {
 	/* enum ib_mtu: 1 = 256, 2 = 512, 3 = 1024, 4 = 2048, 5 = 4096 */
