@@ -363,6 +363,85 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 	check_pair(_metadata, self);
 }
 
+/* Set the module parameter link_csum. Return: 0 or -errno. */
+static int set_link_csum(bool on)
+{
+	FILE *f = fopen("/sys/module/xnic/parameters/link_csum", "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = fputs(on ? "1" : "0", f) < 0 ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * Device 0's own WRITE frames to device 1, seen by a socket on device 1's
+ * veth end: with the module parameter link_csum on (the default), every
+ * one carries XNIC_WF_LCSUM and a link checksum the veth never computed
+ * (zero); with it off, none does. The data lands either way.
+ */
+TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
+{
+	struct sockaddr_ll sll = { 0 };
+	uint8_t rx[FRAME_MAX];
+	struct xnic_wire_info w;
+	struct xnic_sge sg;
+	struct xnic_cqe c;
+	int cap, k, frames, lcsum, zero;
+	const uint32_t len = 64 * KiB;
+	ssize_t n;
+
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, set_link_csum(!k));
+		cap = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
+		ASSERT_LE(0, cap) TH_LOG("AF_PACKET socket: %s",
+					 strerror(errno));
+		sll.sll_family = AF_PACKET;
+		sll.sll_protocol = htons(XNIC_ETH_P);
+		sll.sll_ifindex = self->env.dev[1].ifindex;
+		ASSERT_EQ(0, bind(cap, (struct sockaddr *)&sll, sizeof(sll)));
+		xt_fill(self->a.p, len, 20 + k);
+		sg.addr = (uintptr_t)self->a.p;
+		sg.length = len;
+		sg.lkey = self->a.mr->lkey;
+		ASSERT_EQ(0, xnic_post_write(self->c.qp[0], &sg, 1,
+					     (uintptr_t)self->b.p,
+					     self->b.mr->rkey, 1,
+					     XNIC_WQE_F_SIGNALED));
+		ASSERT_EQ(0, xt_reap_one(self->c.cq[0], &c, XT_WAIT_MS))
+			TH_LOG("%s", xt_error());
+		ASSERT_EQ(XNIC_WC_SUCCESS, c.status)
+			TH_LOG("%s", xt_cqe_str(&c));
+		ASSERT_EQ(-1, xt_diff(self->b.p, self->a.p, len));
+		frames = lcsum = zero = 0;
+		while ((n = recv(cap, rx, sizeof(rx), MSG_DONTWAIT)) >= 0) {
+			const struct xnic_wire_hdr *h =
+				(const struct xnic_wire_hdr *)(rx + 14);
+
+			if (n < 14 + XNIC_WIRE_HDR_LEN)
+				continue;
+			xnic_wire_decode(&w, h);
+			if (w.opcode != XNIC_OP_WRITE || !w.payload_len)
+				continue;
+			frames++;
+			lcsum += !!(w.flags & XNIC_WF_LCSUM);
+			zero += !h->check_sum;
+		}
+		close(cap);
+		TH_LOG("link_csum=%d: %d WRITE frames, %d with LCSUM, %d with check_sum zero",
+		       !k, frames, lcsum, zero);
+		EXPECT_LE(2, frames);
+		EXPECT_EQ(k ? 0 : frames, lcsum);
+		EXPECT_EQ(k ? 0 : frames, zero);
+	}
+	ASSERT_EQ(0, set_link_csum(true));
+	xt_fill_byte(self->a.p, WI_BUF, CANARY);
+	check_pair(_metadata, self);
+}
+
 TEST_F_TIMEOUT(wire, short_frames, 60)
 {
 	struct xnic_wire_info i = good_write(self);
