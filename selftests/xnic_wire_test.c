@@ -287,6 +287,28 @@ static void expect_placed(struct __test_metadata *_metadata,
 	check_pair(_metadata, self);
 }
 
+/*
+ * A socket that sees the xnic frames on device 1's veth end (both ways).
+ * Return: its fd, or -errno.
+ */
+static int capture_open(FIXTURE_DATA(wire) *self)
+{
+	struct sockaddr_ll sll = { 0 };
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P)), err;
+
+	if (fd < 0)
+		return -errno;
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(XNIC_ETH_P);
+	sll.sll_ifindex = self->env.dev[1].ifindex;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 /* First: a frame built like the tests' does reach the QP when intact. */
 TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
 {
@@ -311,7 +333,6 @@ TEST_F_TIMEOUT(wire, link_checksum_frame_is_accepted, 60)
 TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 {
 	struct xnic_wire_info i = good_write(self), a;
-	struct sockaddr_ll sll = { 0 };
 	uint8_t data[64], rx[FRAME_MAX];
 	struct xnic_wire_ack ack;
 	uint32_t nak_psn = 0;
@@ -321,12 +342,8 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 	int cap, found = 0;
 	ssize_t n;
 
-	cap = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
-	ASSERT_LE(0, cap) TH_LOG("AF_PACKET socket: %s", strerror(errno));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(XNIC_ETH_P);
-	sll.sll_ifindex = self->env.dev[1].ifindex;
-	ASSERT_EQ(0, bind(cap, (struct sockaddr *)&sll, sizeof(sll)));
+	cap = capture_open(self);
+	ASSERT_LE(0, cap) TH_LOG("capture socket: %s", strerror(-cap));
 	xt_fill(data, sizeof(data), 2);
 	len = build(self, &i, NULL, data, sizeof(data));
 	dups = counter(_metadata, self, "rx_duplicates");
@@ -385,7 +402,6 @@ static int set_link_csum(bool on)
  */
 TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
 {
-	struct sockaddr_ll sll = { 0 };
 	uint8_t rx[FRAME_MAX];
 	struct xnic_wire_info w;
 	struct xnic_sge sg;
@@ -396,13 +412,9 @@ TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
 
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, set_link_csum(!k));
-		cap = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
-		ASSERT_LE(0, cap) TH_LOG("AF_PACKET socket: %s",
-					 strerror(errno));
-		sll.sll_family = AF_PACKET;
-		sll.sll_protocol = htons(XNIC_ETH_P);
-		sll.sll_ifindex = self->env.dev[1].ifindex;
-		ASSERT_EQ(0, bind(cap, (struct sockaddr *)&sll, sizeof(sll)));
+		cap = capture_open(self);
+		ASSERT_LE(0, cap) TH_LOG("capture socket: %s",
+					 strerror(-cap));
 		xt_fill(self->a.p, len, 20 + k);
 		sg.addr = (uintptr_t)self->a.p;
 		sg.length = len;
