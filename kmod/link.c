@@ -118,6 +118,17 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 	if (!skb)
 		return NET_RX_DROP;
 	xnic_bond_rx(link);
+	if (skb_is_gso(skb) && (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST)) {
+		struct sk_buff *next;
+
+		/* A burst (link_burst.c): its frames one by one. */
+		for (skb = xnic_burst_split(skb); skb; skb = next) {
+			next = skb->next;
+			skb_mark_not_on_list(skb);
+			xnic_tp_rx(link->xdev, skb);
+		}
+		return NET_RX_SUCCESS;
+	}
 	/* Short frames too: the transport counts them as malformed. */
 	xnic_tp_rx(link->xdev, skb);
 	return NET_RX_SUCCESS;

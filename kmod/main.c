@@ -64,6 +64,7 @@ static int __init xnic_init(void)
 	if (err)
 		goto err_notifier;
 
+	xnic_link_burst_init();
 	rdma_link_register(&xnic_link_ops);
 	return 0;
 
@@ -82,6 +83,7 @@ static void __exit xnic_exit(void)
 	rdma_link_unregister(&xnic_link_ops);
 	xnic_dev_remove_all();
 	xnic_link_notifier_unregister();
+	xnic_link_burst_exit();
 	xnic_dev_exit();
 }
 

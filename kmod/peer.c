@@ -55,6 +55,7 @@ const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS] = {
 	[XNIC_CNT_UNANSWERED_LIMITED]	= "tx_unanswered_limited",
 	[XNIC_CNT_CWND_CUTS]		= "tx_cwnd_cuts",
 	[XNIC_CNT_SPURIOUS_RETX]	= "tx_spurious_retransmits",
+	[XNIC_CNT_TX_BURSTS]		= "tx_bursts",
 };
 
 /**
@@ -210,6 +211,8 @@ int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 	if (dev_hard_header(skb, ndev, XNIC_ETH_P, dst, ndev->dev_addr,
 			    skb->len) < 0)
 		goto drop;
+	if (xnic_link_burst_add(xdev, skb))
+		return 0;
 	err = dev_queue_xmit(skb);
 	if (net_xmit_eval(err)) {
 		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);

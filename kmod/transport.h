@@ -101,7 +101,7 @@ void xnic_tp_link_detached(struct xnic_dev *xdev, int ifindex);
  * Transport counters (for rdma_hw_stats, netlink): xnic_tp_counters()
  * copies up to @n values named by xnic_tp_counter_names[], returns how many.
  */
-#define XNIC_TP_NR_COUNTERS	27
+#define XNIC_TP_NR_COUNTERS	28
 extern const char *const xnic_tp_counter_names[XNIC_TP_NR_COUNTERS];
 int xnic_tp_counters(struct xnic_dev *xdev, u64 *vals, int n);
 

@@ -151,6 +151,7 @@ enum xnic_tp_counter {
 	XNIC_CNT_UNANSWERED_LIMITED,
 	XNIC_CNT_CWND_CUTS,
 	XNIC_CNT_SPURIOUS_RETX,
+	XNIC_CNT_TX_BURSTS,
 	XNIC_CNT_MAX,
 };
 
@@ -557,6 +558,11 @@ void xnic_frame_seal_link(struct sk_buff *skb, const struct net_device *ndev);
 void xnic_frame_finish(struct sk_buff *skb, const struct xnic_wire_info *i);
 bool xnic_frame_check_ok(const struct sk_buff *skb,
 			 const struct xnic_wire_hdr *hdr);
+
+/* link_burst.c */
+bool xnic_link_burst_begin(struct xnic_dev *xdev);
+void xnic_link_burst_end(bool began);
+bool xnic_link_burst_add(struct xnic_dev *xdev, struct sk_buff *skb);
 
 /* peer.c */
 int xnic_tp_xmit(struct xnic_dev *xdev, u16 node, struct sk_buff *skb);

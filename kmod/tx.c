@@ -808,11 +808,8 @@ static bool xnic_tx_can_send(struct xnic_qp *qp)
 		xnic_lcr_qp_ok(qp, tx->remote_node));
 }
 
-/*
- * Send new PSNs while the window and *@budget allow. Return 0, or -EIO
- * when the QP failed.
- */
-static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
+/* xnic_tx_send_more() without the link bursts. */
+static int xnic_tx_send_window(struct xnic_qp *qp, unsigned int *budget)
 {
 	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	int err;
@@ -848,6 +845,19 @@ static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 		(*budget)--;
 	}
 	return 0;
+}
+
+/*
+ * Send new PSNs while the window and *@budget allow, a link's frames as
+ * one burst (link_burst.c). Return 0, or -EIO when the QP failed.
+ */
+static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
+{
+	bool burst = xnic_link_burst_begin(qp->xdev);
+	int err = xnic_tx_send_window(qp, budget);
+
+	xnic_link_burst_end(burst);
+	return err;
 }
 
 /*

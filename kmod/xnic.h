@@ -207,6 +207,11 @@ void xnic_dev_update_port(struct xnic_dev *xdev);
 int xnic_link_notifier_register(void);
 void xnic_link_notifier_unregister(void);
 
+/* link_burst.c: a link's data frames as one skb through the stack */
+struct sk_buff *xnic_burst_split(struct sk_buff *skb);
+void xnic_link_burst_init(void);
+void xnic_link_burst_exit(void);
+
 /* counters.c: transport and engine counters, by name */
 void xnic_counters_init(void);
 unsigned int xnic_counters_num(void);

@@ -380,19 +380,7 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 	check_pair(_metadata, self);
 }
 
-/* Set the module parameter link_csum. Return: 0 or -errno. */
-static int set_link_csum(bool on)
-{
-	FILE *f = fopen("/sys/module/xnic/parameters/link_csum", "w");
-	int err;
-
-	if (!f)
-		return -errno;
-	err = fputs(on ? "1" : "0", f) < 0 ? -EIO : 0;
-	if (fclose(f) && !err)
-		err = -errno;
-	return err;
-}
+#define LINK_CSUM	"/sys/module/xnic/parameters/link_csum"
 
 /*
  * Device 0's own WRITE frames to device 1, seen by a socket on device 1's
@@ -411,7 +399,7 @@ TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
 	ssize_t n;
 
 	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(0, set_link_csum(!k));
+		ASSERT_EQ(0, xt_write_file(LINK_CSUM, k ? "0" : "1"));
 		cap = capture_open(self);
 		ASSERT_LE(0, cap) TH_LOG("capture socket: %s",
 					 strerror(-cap));
@@ -449,7 +437,7 @@ TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
 		EXPECT_EQ(k ? 0 : frames, lcsum);
 		EXPECT_EQ(k ? 0 : frames, zero);
 	}
-	ASSERT_EQ(0, set_link_csum(true));
+	ASSERT_EQ(0, xt_write_file(LINK_CSUM, "1"));
 	xt_fill_byte(self->a.p, WI_BUF, CANARY);
 	check_pair(_metadata, self);
 }
