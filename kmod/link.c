@@ -110,6 +110,7 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 			 struct packet_type *pt, struct net_device *orig_dev)
 {
 	struct xnic_link *link = container_of(pt, struct xnic_link, pt);
+	struct sk_buff *next;
 
 	if (skb->pkt_type == PACKET_OTHERHOST ||
 	    skb->pkt_type == PACKET_LOOPBACK)
@@ -118,19 +119,15 @@ static int xnic_link_rcv(struct sk_buff *skb, struct net_device *ndev,
 	if (!skb)
 		return NET_RX_DROP;
 	xnic_bond_rx(link);
-	if (skb_is_gso(skb) && (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST)) {
-		struct sk_buff *next;
-
-		/* A burst (link_burst.c): its frames one by one. */
-		for (skb = xnic_burst_split(skb); skb; skb = next) {
-			next = skb->next;
-			skb_mark_not_on_list(skb);
-			xnic_tp_rx(link->xdev, skb);
-		}
-		return NET_RX_SUCCESS;
-	}
+	/* A burst (link_burst.c) comes apart into its frames, in order. */
+	if (skb_is_gso(skb) && (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST))
+		skb = xnic_burst_split(skb);
 	/* Short frames too: the transport counts them as malformed. */
-	xnic_tp_rx(link->xdev, skb);
+	for (; skb; skb = next) {
+		next = skb->next;
+		skb_mark_not_on_list(skb);
+		xnic_tp_rx(link->xdev, skb);
+	}
 	return NET_RX_SUCCESS;
 
 drop:

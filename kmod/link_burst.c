@@ -74,7 +74,6 @@ static void xnic_burst_flush(struct xnic_dev *xdev, struct sk_buff_head *q)
 {
 	struct sk_buff *head, *next, **tail;
 	unsigned int frames, bytes, seg;
-	int err;
 
 	while ((head = __skb_dequeue(q))) {
 		frames = 1;
@@ -108,16 +107,8 @@ static void xnic_burst_flush(struct xnic_dev *xdev, struct sk_buff_head *q)
 			skb_shinfo(head)->gso_segs = frames;
 			skb_shinfo(head)->gso_type = SKB_GSO_FRAGLIST;
 		}
-		/* net_xmit_eval() evaluates its argument twice. */
-		err = dev_queue_xmit(head);
-		if (net_xmit_eval(err)) {
-			xnic_cnt_add(xdev, XNIC_CNT_TX_DROPS, frames);
-		} else {
-			xnic_cnt_add(xdev, XNIC_CNT_TX_FRAMES, frames);
-			xnic_cnt_add(xdev, XNIC_CNT_TX_BYTES, bytes);
-			if (frames > 1)
-				xnic_cnt_inc(xdev, XNIC_CNT_TX_BURSTS);
-		}
+		if (!xnic_link_send(xdev, head, frames, bytes) && frames > 1)
+			xnic_cnt_inc(xdev, XNIC_CNT_TX_BURSTS);
 	}
 }
 

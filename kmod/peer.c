@@ -200,7 +200,6 @@ int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 	u32 prio = xnic_wire_op_data(h->opcode) ? TC_PRIO_BESTEFFORT :
 						  TC_PRIO_CONTROL;
 	unsigned int len = skb->len;
-	int err;
 
 	if (skb_cow_head(skb, LL_RESERVED_SPACE(ndev)))
 		goto drop;
@@ -213,19 +212,39 @@ int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		goto drop;
 	if (xnic_link_burst_add(xdev, skb))
 		return 0;
-	err = dev_queue_xmit(skb);
-	if (net_xmit_eval(err)) {
-		xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
-		return -ENOBUFS;
-	}
-	xnic_cnt_inc(xdev, XNIC_CNT_TX_FRAMES);
-	xnic_cnt_add(xdev, XNIC_CNT_TX_BYTES, len);
-	return 0;
+	return xnic_link_send(xdev, skb, 1, len);
 
 drop:
 	kfree_skb(skb);
 	xnic_cnt_inc(xdev, XNIC_CNT_TX_DROPS);
 	return -ENOMEM;
+}
+
+/**
+ * xnic_link_send() - hand a frame or a burst to its member link, counted
+ * @xdev: the device
+ * @skb: a frame, or a burst of @frames frames (link_burst.c), ready for
+ *	dev_queue_xmit(); always consumed
+ * @frames: frames in @skb
+ * @bytes: their xnic bytes (headers and payload, no link-layer header)
+ *
+ * Context: any context that may call dev_queue_xmit().
+ * Return: 0, counted in tx_frames and tx_bytes; -ENOBUFS when the link
+ * dropped it, counted in tx_drops (one per frame).
+ */
+int xnic_link_send(struct xnic_dev *xdev, struct sk_buff *skb,
+		   unsigned int frames, unsigned int bytes)
+{
+	/* Not net_xmit_eval(dev_queue_xmit()): it evaluates it twice. */
+	int err = dev_queue_xmit(skb);
+
+	if (net_xmit_eval(err)) {
+		xnic_cnt_add(xdev, XNIC_CNT_TX_DROPS, frames);
+		return -ENOBUFS;
+	}
+	xnic_cnt_add(xdev, XNIC_CNT_TX_FRAMES, frames);
+	xnic_cnt_add(xdev, XNIC_CNT_TX_BYTES, bytes);
+	return 0;
 }
 
 /**

@@ -570,6 +570,8 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 		      u8 *link, bool seal);
 int xnic_link_xmit(struct xnic_dev *xdev, struct net_device *ndev,
 		   const u8 *dst, struct sk_buff *skb);
+int xnic_link_send(struct xnic_dev *xdev, struct sk_buff *skb,
+		   unsigned int frames, unsigned int bytes);
 bool xnic_peer_unreachable(struct xnic_dev *xdev, u16 node);
 bool xnic_peer_may_send_unanswered(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer);

@@ -21,9 +21,7 @@
  *
  * Runs as root in the test VM (tools/xnic-vm) with xnic.ko loaded.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <linux/if_packet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,27 +71,15 @@ FIXTURE_TEARDOWN(burst)
 	xt_env_teardown(&self->env);
 }
 
-/*
- * (Re)open the socket that sees the xnic frames on device 1's veth end,
- * with room for every frame of a test (skbs are charged their truesize).
- */
+/* (Re)open the socket on device 1's veth end, with room for a test's frames. */
 static void capture_open(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(burst) *self)
 {
-	struct sockaddr_ll sll = { 0 };
-	int rcvbuf = 256 * MiB;
-
 	if (self->cap >= 0)
 		close(self->cap);
-	self->cap = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
-	ASSERT_LE(0, self->cap) TH_LOG("AF_PACKET socket: %s",
-				       strerror(errno));
-	ASSERT_EQ(0, setsockopt(self->cap, SOL_SOCKET, SO_RCVBUFFORCE,
-				&rcvbuf, sizeof(rcvbuf)));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(XNIC_ETH_P);
-	sll.sll_ifindex = self->env.dev[1].ifindex;
-	ASSERT_EQ(0, bind(self->cap, (struct sockaddr *)&sll, sizeof(sll)));
+	self->cap = xt_packet_socket(self->env.dev[1].ifindex, 256 * MiB);
+	ASSERT_LE(0, self->cap) TH_LOG("capture socket: %s",
+				       strerror(-self->cap));
 }
 
 /* What the capture socket saw of device 0's WRITE frames. */

@@ -37,9 +37,7 @@
  * Shares are measured over seconds, not speeds: they hold under TCG.
  * Lines "BENCH <name> <value> <unit>" are read by tools/xnic-bench.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <linux/if_packet.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -621,7 +619,6 @@ static int cr_inject(struct xt_mesh *e, int from, int to,
 {
 	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
 	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(frame + 14);
-	struct sockaddr_ll sll = { 0 };
 	char ifn[IFNAMSIZ], ift[IFNAMSIZ];
 	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
 	int sock, err = 0;
@@ -634,14 +631,10 @@ static int cr_inject(struct xt_mesh *e, int from, int to,
 	frame[13] = XNIC_ETH_P & 0xff;
 	xnic_wire_encode(h, i);
 	xnic_wire_seal(h, XNIC_WIRE_HDR_LEN + plen);
-	sock = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P));
+	sock = xt_packet_socket((int)if_nametoindex(ifn), 0);
 	if (sock < 0)
-		return -errno;
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(XNIC_ETH_P);
-	sll.sll_ifindex = (int)if_nametoindex(ifn);
-	if (bind(sock, (struct sockaddr *)&sll, sizeof(sll)) ||
-	    send(sock, frame, len, 0) != (ssize_t)len)
+		return sock;
+	if (send(sock, frame, len, 0) != (ssize_t)len)
 		err = -errno;
 	close(sock);
 	return err;

@@ -6,12 +6,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/if_packet.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include "rdma_nl.h"
 #include "xnic_lib.h"
 #include "priv.h"	/* libuser internals: raw EX_MODIFY_QP */
+#include "kmod/wire.h"
 
 static char xt_err_buf[512];
 
@@ -175,6 +179,36 @@ int xt_write_file(const char *path, const char *val)
 	if (fclose(f) && !err)
 		err = -errno;
 	return err;
+}
+
+/**
+ * xt_packet_socket() - a packet socket bound to the xnic ethertype on a
+ * netdev: what it sends leaves there, and it sees the xnic frames the
+ * netdev sends and receives, each skb (a burst too) as one packet
+ * @ifindex: the netdev
+ * @rcvbuf: receive buffer, bytes (SO_RCVBUFFORCE: skbs are charged their
+ *	truesize); 0 for the default
+ *
+ * Return: its fd, or -errno.
+ */
+int xt_packet_socket(int ifindex, int rcvbuf)
+{
+	struct sockaddr_ll sll = { 0 };
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P)), err;
+
+	if (fd < 0)
+		return -errno;
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(XNIC_ETH_P);
+	sll.sll_ifindex = ifindex;
+	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+				  sizeof(rcvbuf))) ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 /* ------------------------------------------------------- environment -- */

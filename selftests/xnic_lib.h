@@ -107,6 +107,7 @@ int xt_read_file(const char *path, char *buf, size_t len);
 long long xt_proc_kb(const char *path, const char *key);
 int xt_set_param(const struct xt_dev *d, const char *key, const char *val);
 int xt_write_file(const char *path, const char *val);
+int xt_packet_socket(int ifindex, int rcvbuf);
 
 /* Environment. xt_env_teardown() undoes whatever setup did. */
 int xt_env_setup(struct xt_env *e, const char *tag);

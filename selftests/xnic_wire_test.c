@@ -287,28 +287,6 @@ static void expect_placed(struct __test_metadata *_metadata,
 	check_pair(_metadata, self);
 }
 
-/*
- * A socket that sees the xnic frames on device 1's veth end (both ways).
- * Return: its fd, or -errno.
- */
-static int capture_open(FIXTURE_DATA(wire) *self)
-{
-	struct sockaddr_ll sll = { 0 };
-	int fd = socket(AF_PACKET, SOCK_RAW, htons(XNIC_ETH_P)), err;
-
-	if (fd < 0)
-		return -errno;
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(XNIC_ETH_P);
-	sll.sll_ifindex = self->env.dev[1].ifindex;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 /* First: a frame built like the tests' does reach the QP when intact. */
 TEST_F_TIMEOUT(wire, control_frame_is_accepted, 60)
 {
@@ -342,7 +320,7 @@ TEST_F_TIMEOUT(wire, duplicate_write_gets_a_dsack, 60)
 	int cap, found = 0;
 	ssize_t n;
 
-	cap = capture_open(self);
+	cap = xt_packet_socket(self->env.dev[1].ifindex, 0);
 	ASSERT_LE(0, cap) TH_LOG("capture socket: %s", strerror(-cap));
 	xt_fill(data, sizeof(data), 2);
 	len = build(self, &i, NULL, data, sizeof(data));
@@ -400,7 +378,7 @@ TEST_F_TIMEOUT(wire, veth_frames_carry_the_link_checksum, 60)
 
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, xt_write_file(LINK_CSUM, k ? "0" : "1"));
-		cap = capture_open(self);
+		cap = xt_packet_socket(self->env.dev[1].ifindex, 0);
 		ASSERT_LE(0, cap) TH_LOG("capture socket: %s",
 					 strerror(-cap));
 		xt_fill(self->a.p, len, 20 + k);
