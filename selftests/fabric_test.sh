@@ -85,6 +85,44 @@ pingpong_rxm() { FI_XNIC_RXM=1 pingpong rdm "$1" "xnic;ofi_rxm"; }
 [[ -z ${XNIC_FABRIC_SKIP_PP:-} ]] && check "fi_pingpong -e rdm -S all -c through ofi_rxm (FI_XNIC_RXM=1)" \
 	pingpong_rxm $((30000 + tag % 10000))
 
+# killed_mid_run EP PORT: both ends of a running fi_pingpong get SIGTERM;
+# each must exit, and not through another signal (a crash). Debian's
+# libinfinipath (under libfabric's psm provider) turns SIGTERM into exit(),
+# whose fi_fini unloads providers while our CM and async threads run: the
+# provider is linked NODELETE for that (fabric/Makefile). The crash was a
+# race (about one run in eight), hence the rounds.
+killed_mid_run() {
+	local ep=$1 port=$2 pids pid rc bad=0 r
+	for r in 1 2 3; do
+		fi_pingpong -p xnic -d xnic1 -e "$ep" -S 8 -I 10000000 \
+			-B $((port + r)) >/dev/null 2>&1 &
+		pids=$!
+		sleep 1
+		fi_pingpong -p xnic -d xnic0 -e "$ep" -S 8 -I 10000000 \
+			-P $((port + r)) 127.0.0.1 >/dev/null 2>&1 &
+		pids="$pids $!"
+		sleep 2
+		# shellcheck disable=SC2086 # two pids
+		kill -TERM $pids
+		for pid in $pids; do
+			for _ in $(seq 20); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.5
+			done
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid"
+			rc=$?
+			echo "# round $r: pid $pid exit status $rc"
+			((rc < 128 || rc == 143)) || bad=1
+		done
+	done
+	((!bad)) && readelf -d fabric/libxnic-fi.so | grep -q "NODELETE"
+}
+check "fi_pingpong -e msg: SIGTERM mid-run ends both ends, no crash" \
+	killed_mid_run msg $((20000 + tag % 10000))
+check "fi_pingpong -e rdm: SIGTERM mid-run ends both ends, no crash" \
+	killed_mid_run rdm $((25000 + tag % 10000))
+
 # prog NAME DESC: a test program of ours on xnic0 and xnic1, its TAP shown.
 prog() {
 	local rc
