@@ -815,13 +815,26 @@ static inline __u32 xnic_psn_win_advance(struct xnic_psn_win *w)
 static inline void xnic_psn_win_sack(const struct xnic_psn_win *w,
 				     __u64 sack[XNIC_WIRE_SACK_BITS / 64])
 {
-	unsigned int k;
+	const unsigned int nw = XNIC_RX_WINDOW / 64;
+	unsigned int k, q, o;
+	__u64 any = 0;
 
-	for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++)
+	/* An ACK is written per message: no bit past epsn is the rule. */
+	for (k = 0; k < nw; k++)
+		any |= w->bits[k];
+	for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++) {
+		__u32 b = (w->epsn + 1 + 64 * k) % XNIC_RX_WINDOW;
+
+		q = b / 64;
+		o = b % 64;
 		sack[k] = 0;
-	for (k = 0; k < XNIC_WIRE_SACK_BITS; k++)
-		if (xnic_psn_win_test(w, w->epsn + 1 + k))
-			sack[k / 64] |= 1ULL << (k % 64);
+		if (!any)
+			continue;
+		/* 64 window bits from bit b, wrapping round the ring */
+		sack[k] = w->bits[q] >> o;
+		if (o)
+			sack[k] |= w->bits[(q + 1) % nw] << (64 - o);
+	}
 }
 
 /**

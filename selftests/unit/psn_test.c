@@ -106,6 +106,30 @@ TEST(sack_roundtrip)
 	}
 }
 
+/* xnic_psn_win_sack() reads words: check it bit by bit at every offset */
+TEST(sack_every_offset)
+{
+	__u64 sack[XNIC_WIRE_SACK_BITS / 64];
+	struct xnic_psn_win w;
+	__u32 epsn, p, k;
+
+	srand(3);
+	for (epsn = 0xfffffc00U; epsn != 0x400; epsn++) {
+		xnic_psn_win_init(&w, epsn);
+		xnic_psn_win_sack(&w, sack);
+		for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++)
+			ASSERT_EQ(0, sack[k]);
+		/* sparse or dense, up to the window's far edge */
+		for (p = epsn + 1; p != epsn + XNIC_RX_WINDOW; p++)
+			if (rand() % (epsn % 2 ? 3 : 40) == 0)
+				xnic_psn_win_set(&w, p);
+		xnic_psn_win_sack(&w, sack);
+		for (k = 0; k < XNIC_WIRE_SACK_BITS; k++)
+			ASSERT_EQ(xnic_psn_win_test(&w, epsn + 1 + k),
+				  (sack[k / 64] >> (k % 64)) & 1);
+	}
+}
+
 TEST(sack_random_delivery)
 {
 	/* random permutation with duplicates: every PSN lands exactly once */
