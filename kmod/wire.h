@@ -823,16 +823,13 @@ static inline void xnic_psn_win_sack(const struct xnic_psn_win *w,
 	for (k = 0; k < nw; k++)
 		any |= w->bits[k];
 	for (k = 0; k < XNIC_WIRE_SACK_BITS / 64; k++) {
+		/* 64 window bits from bit b, wrapping round the ring */
 		__u32 b = (w->epsn + 1 + 64 * k) % XNIC_RX_WINDOW;
 
 		q = b / 64;
 		o = b % 64;
-		sack[k] = 0;
-		if (!any)
-			continue;
-		/* 64 window bits from bit b, wrapping round the ring */
-		sack[k] = w->bits[q] >> o;
-		if (o)
+		sack[k] = any ? w->bits[q] >> o : 0;
+		if (any && o)
 			sack[k] |= w->bits[(q + 1) % nw] << (64 - o);
 	}
 }
