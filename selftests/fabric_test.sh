@@ -90,10 +90,14 @@ pingpong_rxm() { FI_XNIC_RXM=1 pingpong rdm "$1" "xnic;ofi_rxm"; }
 # libinfinipath (under libfabric's psm provider) turns SIGTERM into exit(),
 # whose fi_fini unloads providers while our CM and async threads run: the
 # provider is linked NODELETE for that (fabric/Makefile). The crash was a
-# race (about one run in eight), hence the rounds.
+# race (about one run in eight), hence the rounds. The signal comes once
+# the pair exchanges messages (rx_frames): in fi_getinfo, libinfinipath's
+# exit() would wait for libfabric's own lock, which is not ours to test.
+rx_frames() { cat /sys/class/infiniband/xnic1/ports/1/hw_counters/rx_frames; }
 killed_mid_run() {
-	local ep=$1 port=$2 pids pid rc bad=0 r
+	local ep=$1 port=$2 pids pid rc bad=0 r f0
 	for r in 1 2 3; do
+		f0=$(rx_frames)
 		fi_pingpong -p xnic -d xnic1 -e "$ep" -S 8 -I 10000000 \
 			-B $((port + r)) >/dev/null 2>&1 &
 		pids=$!
@@ -101,7 +105,12 @@ killed_mid_run() {
 		fi_pingpong -p xnic -d xnic0 -e "$ep" -S 8 -I 10000000 \
 			-P $((port + r)) 127.0.0.1 >/dev/null 2>&1 &
 		pids="$pids $!"
-		sleep 2
+		for _ in $(seq 60); do
+			(($(rx_frames) - f0 > 2000)) && break
+			sleep 0.5
+		done
+		(($(rx_frames) - f0 > 2000)) ||
+			{ echo "# round $r: the pair did not start"; bad=1; }
 		# shellcheck disable=SC2086 # two pids
 		kill -TERM $pids
 		for pid in $pids; do
