@@ -94,6 +94,9 @@ pingpong_rxm() { FI_XNIC_RXM=1 pingpong rdm "$1" "xnic;ofi_rxm"; }
 # the pair exchanges messages (rx_frames): in fi_getinfo, libinfinipath's
 # exit() would wait for libfabric's own lock, which is not ours to test.
 rx_frames() { cat /sys/class/infiniband/xnic1/ports/1/hw_counters/rx_frames; }
+# pair_running F0: xnic1 received 2000 frames since F0 (the pair is in its loop)
+pair_running() { (($(rx_frames) - $1 > 2000)); }
+gone() { ! kill -0 "$1" 2>/dev/null; }
 killed_mid_run() {
 	local ep=$1 port=$2 pids pid rc bad=0 r f0
 	for r in 1 2 3; do
@@ -105,19 +108,12 @@ killed_mid_run() {
 		fi_pingpong -p xnic -d xnic0 -e "$ep" -S 8 -I 10000000 \
 			-P $((port + r)) 127.0.0.1 >/dev/null 2>&1 &
 		pids="$pids $!"
-		for _ in $(seq 60); do
-			(($(rx_frames) - f0 > 2000)) && break
-			sleep 0.5
-		done
-		(($(rx_frames) - f0 > 2000)) ||
+		wait_for 30 pair_running "$f0" ||
 			{ echo "# round $r: the pair did not start"; bad=1; }
 		# shellcheck disable=SC2086 # two pids
 		kill -TERM $pids
 		for pid in $pids; do
-			for _ in $(seq 20); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.5
-			done
+			wait_for 10 gone "$pid"
 			kill -KILL "$pid" 2>/dev/null
 			wait "$pid"
 			rc=$?
@@ -125,8 +121,10 @@ killed_mid_run() {
 			((rc < 128 || rc == 143)) || bad=1
 		done
 	done
-	((!bad)) && readelf -d fabric/libxnic-fi.so | grep -q "NODELETE"
+	((!bad))
 }
+check "libxnic-fi.so is linked NODELETE (fabric/Makefile)" \
+	eval 'readelf -d fabric/libxnic-fi.so | grep -q NODELETE'
 check "fi_pingpong -e msg: SIGTERM mid-run ends both ends, no crash" \
 	killed_mid_run msg $((20000 + tag % 10000))
 check "fi_pingpong -e rdm: SIGTERM mid-run ends both ends, no crash" \
