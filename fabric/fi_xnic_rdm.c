@@ -764,6 +764,7 @@ static int xnic_rdm_close(struct fid *fid)
 		xnic_rdm_conn_free(c);
 	}
 	fi_xnic_rdm_flush(ep);
+	fi_xnic_rdm_spare_free(ep);
 	free(ep->tx);
 	for (q = 0; q < 2; q++) {
 		xnic_rdm_free_queue(&ep->posted[q]);

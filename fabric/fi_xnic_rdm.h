@@ -57,6 +57,7 @@
 #define FI_XNIC_RDM_SQ		128	/* SQ entries per QP */
 #define FI_XNIC_RDM_CREDITS	64	/* eager credits per connection */
 #define FI_XNIC_RDM_CQ		16384	/* CQ entries of an endpoint's QPs */
+#define FI_XNIC_RDM_SPARE	64	/* freed requests kept for reuse */
 #define FI_XNIC_RDM_MAGIC	0x78726d31U	/* "xrm1": REQ private data */
 #define FI_XNIC_RDM_COLLISION	0x78726d43U	/* REJ: use my connection */
 
@@ -301,6 +302,10 @@ struct fi_xnic_rdm_req {
  * @txfree: a stack of free buffer indices (@ntxfree)
  * @ntxfree: see @txfree
  * @inflight: requests the QPs hold (SEND, RTS, READ)
+ * @spare: freed requests kept for reuse (@nspare, at most
+ *	FI_XNIC_RDM_SPARE), linked by @next: a receive or a send then
+ *	costs no malloc/free
+ * @nspare: see @spare
  * @cqe_budget: @xcq entries not yet promised to a QP
  * @directed: FI_DIRECTED_RECV: receives match the source they name
  * @next_id: the next RTS id
@@ -335,6 +340,8 @@ struct fi_xnic_rdm_ep {
 	int txfree[FI_XNIC_RDM_TX_BUFS];
 	int ntxfree;
 	struct fi_xnic_rdm_req *inflight;
+	struct fi_xnic_rdm_req *spare;
+	unsigned int nspare;
 	unsigned int cqe_budget;
 	bool directed;
 	uint64_t next_id;
@@ -362,9 +369,11 @@ void fi_xnic_rdm_conn_retire(struct fi_xnic_rdm_ep *ep,
 #define XNIC_HDR	sizeof(struct fi_xnic_rdm_hdr)
 
 /* fi_xnic_rdm_proto.c: the protocol, under the endpoint's lock */
-struct fi_xnic_rdm_req *fi_xnic_rdm_req_new(uint8_t type);
+struct fi_xnic_rdm_req *fi_xnic_rdm_req_new(struct fi_xnic_rdm_ep *ep,
+					    uint8_t type);
 void fi_xnic_rdm_req_free(struct fi_xnic_rdm_ep *ep,
 			  struct fi_xnic_rdm_req *r);
+void fi_xnic_rdm_spare_free(struct fi_xnic_rdm_ep *ep);
 /* @r is held by a QP (or waits for one): freed by fi_xnic_rdm_flush(). */
 void fi_xnic_rdm_inflight_add(struct fi_xnic_rdm_ep *ep,
 			      struct fi_xnic_rdm_req *r);

@@ -97,11 +97,17 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 		fi_xnic_rdm_complete(ep, &me, 0, 0, 0);
 		goto out;
 	}
-	fi_xnic_rdm_progress(ep);	/* frees SQ entries, bounce buffers */
+	/*
+	 * Progress (fi_cq_read's) gives back bounce buffers, eager credits
+	 * and SQ room: here only when one is short, so that a small send
+	 * does not poll the CQ again on its way out.
+	 */
+	if (!ep->ntxfree || !c->credit || !xnic_sq_space(c->qp))
+		fi_xnic_rdm_progress(ep);
 	inl = XNIC_HDR + len <= c->qp->max_inline;
 	eager = inl || (len <= FI_XNIC_RDM_EAGER && c->credit);
 	if (want || !inl) {
-		r = fi_xnic_rdm_req_new(FI_XNIC_RDM_REQ_SEND);
+		r = fi_xnic_rdm_req_new(ep, FI_XNIC_RDM_REQ_SEND);
 		err = -FI_ENOMEM;
 		if (!r)
 			goto out;
@@ -223,9 +229,12 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 	 */
 	if ((flags & FI_CLAIM) && !context)
 		return -FI_EINVAL;
-	r = fi_xnic_rdm_req_new(FI_XNIC_RDM_REQ_RECV);
-	if (!r)
+	pthread_mutex_lock(&ep->lock);
+	r = fi_xnic_rdm_req_new(ep, FI_XNIC_RDM_REQ_RECV);
+	if (!r) {
+		pthread_mutex_unlock(&ep->lock);
 		return -FI_ENOMEM;
+	}
 	r->flags = (flags & (FI_TAGGED | FI_MSG | FI_COMPLETION)) | FI_RECV;
 	r->context = context;
 	r->addr = ep->directed ? src : FI_ADDR_UNSPEC;
@@ -233,12 +242,16 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 	r->ignore = ignore;
 	r->buf = buf;
 	r->size = len;
-	pthread_mutex_lock(&ep->lock);
-	fi_xnic_rdm_progress(ep);
 	q = &ep->unexp[tagged];
+	/*
+	 * A message still in the CQ is matched when progress reaches it,
+	 * against the posted queue, in arrival order: a receive needs no
+	 * progress first, but a peek must see what arrived.
+	 */
 	if (flags & FI_PEEK) {
+		fi_xnic_rdm_progress(ep);
 		xnic_peek(ep, r, tagged, flags);
-		free(r);
+		fi_xnic_rdm_req_free(ep, r);
 		goto out;
 	}
 	for (u = q->head; u; prev = u, u = u->next) {
@@ -251,7 +264,7 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 		}
 	}
 	if (!u && (flags & FI_CLAIM)) {
-		free(r);
+		fi_xnic_rdm_req_free(ep, r);
 		pthread_mutex_unlock(&ep->lock);
 		return -FI_EINVAL;	/* nothing claimed by @context */
 	}
@@ -265,7 +278,7 @@ static ssize_t xnic_rdm_recv(struct fi_xnic_rdm_ep *ep, void *buf, size_t len,
 		r->len = r->size = u->len;
 		fi_xnic_rdm_complete(ep, r, 0, 0, 0);
 		xnic_discard(ep, u);
-		free(r);
+		fi_xnic_rdm_req_free(ep, r);
 		goto out;
 	}
 	fi_xnic_rdm_deliver(ep, r, u);
@@ -546,7 +559,7 @@ static ssize_t xnic_rdm_cancel(fid_t fid, void *context)
 				continue;
 			fi_xnic_rdm_queue_del(&ep->posted[q], prev, r);
 			fi_xnic_rdm_complete(ep, r, FI_ECANCELED, 0, 0);
-			free(r);
+			fi_xnic_rdm_req_free(ep, r);
 			ret = 0;
 			break;
 		}

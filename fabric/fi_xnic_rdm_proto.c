@@ -15,10 +15,19 @@
 
 /* ----------------------------- requests ----------------------------- */
 
-struct fi_xnic_rdm_req *fi_xnic_rdm_req_new(uint8_t type)
+/* A zeroed request of @type: a spare one, or a new one (NULL: no memory). */
+struct fi_xnic_rdm_req *fi_xnic_rdm_req_new(struct fi_xnic_rdm_ep *ep,
+					    uint8_t type)
 {
-	struct fi_xnic_rdm_req *r = calloc(1, sizeof(*r));
+	struct fi_xnic_rdm_req *r = ep->spare;
 
+	if (r) {
+		ep->spare = r->next;
+		ep->nspare--;
+		memset(r, 0, sizeof(*r));
+	} else {
+		r = calloc(1, sizeof(*r));
+	}
 	if (r) {
 		r->kind = FI_XNIC_RDM_K_OP;
 		r->type = type;
@@ -56,7 +65,25 @@ void fi_xnic_rdm_req_free(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_req *r)
 	if (r->txbuf >= 0)
 		ep->txfree[ep->ntxfree++] = r->txbuf;
 	free(r->payload);
-	free(r);
+	if (ep->nspare < FI_XNIC_RDM_SPARE) {
+		r->next = ep->spare;
+		ep->spare = r;
+		ep->nspare++;
+	} else {
+		free(r);
+	}
+}
+
+/* Free the spare requests (the endpoint is being closed). */
+void fi_xnic_rdm_spare_free(struct fi_xnic_rdm_ep *ep)
+{
+	while (ep->spare) {
+		struct fi_xnic_rdm_req *r = ep->spare;
+
+		ep->spare = r->next;
+		free(r);
+	}
+	ep->nspare = 0;
 }
 
 /**
@@ -200,7 +227,7 @@ static void xnic_send_ctl(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 				  c->node, xnic_strerror(err));
 		return;
 	}
-	f = fi_xnic_rdm_req_new(type);
+	f = fi_xnic_rdm_req_new(ep, type);
 	if (!f) {
 		XNIC_WARN(FI_LOG_EP_DATA,
 			  "no memory: FIN/CREDIT to node %u lost\n", c->node);
@@ -461,7 +488,8 @@ void fi_xnic_rdm_arrived(struct fi_xnic_rdm_ep *ep, struct fi_xnic_rdm_conn *c,
 		}
 		return;
 	}
-	u = fi_xnic_rdm_req_new(rts ? FI_XNIC_RDM_REQ_RTS : FI_XNIC_RDM_REQ_UNEXP);
+	u = fi_xnic_rdm_req_new(ep, rts ? FI_XNIC_RDM_REQ_RTS :
+					  FI_XNIC_RDM_REQ_UNEXP);
 	if (u && !rts && len) {
 		u->payload = malloc((size_t)len);
 		if (u->payload)
