@@ -38,8 +38,11 @@
  * - Matching: posted receives and unexpected messages, each a FIFO, one
  *   pair for FI_MSG and one for FI_TAGGED (fi_tagged(3): tag, ignore,
  *   source when the receive names one; FI_PEEK, FI_CLAIM, FI_DISCARD).
- * - Progress: manual, in fi_cq_read of a CQ the endpoint is bound to (and
- *   in its posting calls); connections are accepted by a thread.
+ * - Progress: manual, in fi_cq_read of a CQ the endpoint is bound to, in
+ *   a send short of bounce buffers, eager credits or SQ room, and in an
+ *   FI_PEEK receive (a plain receive needs none: what is still in the CQ
+ *   meets the posted queue when progress reaches it, in arrival order);
+ *   connections are accepted by a thread.
  *   Completions the provider makes are queued in the user CQ's software
  *   ring (struct fi_xnic_cq.sw).
  */
