@@ -302,7 +302,8 @@ void xnic_coll_cancel_all(struct xnic_comm *c)
 	struct xnic_coll_req *q;
 
 	while ((q = c->head)) {
-		xnic_coll_pop(c, -ECANCELED);
+		xnic_coll_pop(c, 0);	/* its own message, not c->err */
+		q->err = -ECANCELED;
 		snprintf(q->msg, sizeof(q->msg),
 			 "%s: cancelled: its communicator was destroyed",
 			 q->name);

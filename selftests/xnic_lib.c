@@ -65,16 +65,22 @@ void xt_sleep_ms(int ms)
 		;
 }
 
+/*
+ * @quiet: the whole command is a group whose output is discarded, so that
+ * a redirection of its own (echo 1 > /sys/...) still applies.
+ */
 static int xt_vsh(bool quiet, const char *fmt, va_list ap)
 {
 	char cmd[1024];
-	int st, n;
+	int st, n, at = quiet ? 2 : 0;
 
-	n = vsnprintf(cmd, sizeof(cmd) - 20, fmt, ap);
-	if (n < 0 || n >= (int)sizeof(cmd) - 20)
+	n = vsnprintf(cmd + at, sizeof(cmd) - 24, fmt, ap);
+	if (n < 0 || n >= (int)sizeof(cmd) - 24)
 		return -1;
-	if (quiet)
-		strcat(cmd, " >/dev/null 2>&1");
+	if (quiet) {
+		memcpy(cmd, "{ ", 2);
+		strcat(cmd, "\n} >/dev/null 2>&1");
+	}
 	st = system(cmd);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;

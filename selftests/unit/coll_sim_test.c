@@ -21,7 +21,7 @@
 /* ============================== ranks =============================== */
 
 enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV, SC_CONCURRENT,
-       SC_DEATH, SC_STALE };
+       SC_DEATH, SC_STALE, SC_CANCEL };
 
 struct scenario {
 	int kind;
@@ -411,22 +411,26 @@ static void *rank_main(void *arg)
 		death_main(a, c);
 		break;
 	case SC_STALE:
+	case SC_CANCEL:
 		if (a->rank == 0) {
 			struct xnic_coll_req *q;
 			float x[10] = { 0 };
 
-			/* fails (rank 1 never joins); then outlives c */
+			/*
+			 * Rank 1 never joins. STALE: the request fails, then
+			 * outlives c; CANCEL: c goes while it is unfinished.
+			 */
 			a->ret = xnic_allreduce_start(c, x, x, 10,
 						      XNIC_COLL_FLOAT32,
 						      XNIC_COLL_SUM, &q);
 			if (a->ret)
 				break;
-			while (!(err = xnic_coll_test(q)))
+			while (sc->kind == SC_STALE && !(err = xnic_coll_test(q)))
 				usleep(1000);
 			xnic_comm_destroy(c);
 			c = NULL;
 			a->ret = xnic_coll_wait(q);
-			if (a->ret != err)
+			if (sc->kind == SC_STALE && a->ret != err)
 				a->bad++;
 			snprintf(a->msg, sizeof(a->msg), "%s",
 				 xnic_comm_strerror(NULL));
@@ -655,6 +659,22 @@ TEST(failed_request_outlives_its_comm)
 	EXPECT_NE(NULL, strstr(args[0].msg, "no progress for 300 ms"))
 		TH_LOG("%s", args[0].msg);
 	EXPECT_EQ(0, args[0].bad);
+}
+
+/* A request still running when its communicator is destroyed: cancelled. */
+TEST(unfinished_request_cancelled_by_destroy)
+{
+	struct scenario sc = {
+		.kind = SC_CANCEL, .nranks = 2, .timeout_ms = 300,
+	};
+	struct rank_arg args[2];
+
+	run(_metadata, &sc, args);
+	EXPECT_EQ(0, args[0].init_ret);
+	EXPECT_EQ(-ECANCELED, args[0].ret);
+	EXPECT_NE(NULL, strstr(args[0].msg,
+			       "cancelled: its communicator was destroyed"))
+		TH_LOG("%s", args[0].msg);
 }
 
 TEST(mismatched_counts_fail)
