@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "xnic_map.h"
 #include "priv.h"
@@ -321,7 +322,14 @@ static struct xnic_map_topo *from_json(json_t *root, json_error_t *je,
 struct xnic_map_topo *xnic_map_topo_load(const char *path, char *err)
 {
 	json_error_t je;
+	struct stat st;
 
+	/* jansson would call a directory an empty document. */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		xnic_map_err(err, "%s: is a directory, not a topology file",
+			     path);
+		return NULL;
+	}
 	return from_json(json_load_file(path, JSON_REJECT_DUPLICATES, &je),
 			 &je, path, err);
 }

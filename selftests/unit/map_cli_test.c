@@ -64,6 +64,8 @@ TEST(refusals_exit_non_zero)
 		{ "--synthetic 2,8,1 --tp 4 --pp 2 --dp 2", "expected A,N,U,S", 1 },
 		{ "--topology /nonexistent.json --tp 1 --pp 1 --dp 1",
 		  "/nonexistent.json: unable to open", 1 },
+		{ "--topology / --tp 1 --pp 1 --dp 1",
+		  "/: is a directory, not a topology file", 1 },
 		{ "--synthetic 2,8,1,1 --tp 0 --pp 2 --dp 8", "--tp \"0\": not a positive integer", 2 },
 		{ "--synthetic 2,8,1,1 --tp 2 --pp 2 --dp 4 --dp-bytes 3X",
 		  "--dp-bytes \"3X\": not a byte count", 2 },
