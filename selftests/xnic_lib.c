@@ -71,16 +71,14 @@ void xt_sleep_ms(int ms)
  */
 static int xt_vsh(bool quiet, const char *fmt, va_list ap)
 {
-	char cmd[1024];
-	int st, n, at = quiet ? 2 : 0;
+	char body[1024], cmd[sizeof(body) + 24];
+	int st, n;
 
-	n = vsnprintf(cmd + at, sizeof(cmd) - 24, fmt, ap);
-	if (n < 0 || n >= (int)sizeof(cmd) - 24)
+	n = vsnprintf(body, sizeof(body), fmt, ap);
+	if (n < 0 || n >= (int)sizeof(body))
 		return -1;
-	if (quiet) {
-		memcpy(cmd, "{ ", 2);
-		strcat(cmd, "\n} >/dev/null 2>&1");
-	}
+	snprintf(cmd, sizeof(cmd), quiet ? "{ %s\n} >/dev/null 2>&1" : "%s",
+		 body);
 	st = system(cmd);
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
