@@ -147,7 +147,8 @@ check-debug: all
 	@tools/xnic-deps --debug
 	@selftests/check.sh --debug $(CHECK_PROGS)
 
-unit-check: ksrc
+# The programs cli_opts_test.sh runs (a host script) are built first.
+unit-check: ksrc tools coll examples thermal
 	$(MAKE) -C selftests unit
 	@selftests/check.sh --unit-only
 

@@ -19,6 +19,8 @@
 
 #include <xnic_coll.h>
 
+#include "opt_num.h"
+
 int main(int argc, char **argv)
 {
 	struct xnic_comm_cfg cfg = { .rank = -1 };
@@ -30,16 +32,29 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:r:n:p:c:")) != -1) {
 		switch (opt) {
-		case 'd': cfg.device = optarg; break;
-		case 'r': cfg.rank = atoi(optarg); break;
-		case 'n': cfg.nranks = atoi(optarg); break;
-		case 'p': port = strtol(optarg, NULL, 0); break;
-		case 'c': count = strtol(optarg, NULL, 0); break;
-		default: cfg.device = NULL;
+		case 'd':
+			cfg.device = optarg;
+			break;
+		case 'r':
+			cfg.rank = (int)opt_num(argv[0], opt, optarg, 0,
+						XNIC_COLL_MAX_RANKS - 1);
+			break;
+		case 'n':
+			cfg.nranks = (int)opt_num(argv[0], opt, optarg, 1,
+						  XNIC_COLL_MAX_RANKS);
+			break;
+		case 'p':
+			port = opt_num(argv[0], opt, optarg, 1, 65535);
+			break;
+		case 'c':
+			count = opt_num(argv[0], opt, optarg, 0, 1L << 30);
+			break;
+		default:
+			cfg.device = NULL;
 		}
 	}
 	if (!cfg.device || cfg.rank < 0 || cfg.nranks < 1 ||
-	    cfg.rank >= cfg.nranks || port < 1 || port > 65535 || count < 0) {
+	    cfg.rank >= cfg.nranks || optind < argc) {
 		fprintf(stderr, "usage: %s -d DEV -r RANK -n NRANKS [-p PORT] [-c COUNT]\n",
 			argv[0]);
 		return 2;

@@ -19,6 +19,8 @@
 
 #include <xnic.h>
 
+#include "opt_num.h"
+
 #define SERVICE		0xec40
 #define MSG_MAX		256
 #define TIMEOUT_MS	10000
@@ -58,13 +60,13 @@ int main(int argc, char **argv)
 		if (opt == 'd')
 			dev = optarg;
 		else if (opt == 'c')
-			node = strtol(optarg, NULL, 0);
+			node = opt_num(argv[0], opt, optarg, 0, 65534);
 		else if (opt == 'm')
-			msgs = strtol(optarg, NULL, 0);
+			msgs = opt_num(argv[0], opt, optarg, 0, 100000000);
 		else
 			node = -1, optind = argc;
 	}
-	if (!dev || node < 0 || msgs < 0) {
+	if (!dev || node < 0 || optind < argc) {
 		fprintf(stderr, "usage: %s -d DEV -c SERVER_NODE [-m N]\n",
 			argv[0]);
 		return 2;

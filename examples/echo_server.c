@@ -27,6 +27,8 @@
 
 #include <xnic.h>
 
+#include "opt_num.h"
+
 #define SERVICE		0xec40
 #define MAX_CLIENTS	64
 #define RECV_DEPTH	8
@@ -216,11 +218,11 @@ int main(int argc, char **argv)
 		if (opt == 'd')
 			dev = optarg;
 		else if (opt == 'n')
-			want = strtol(optarg, NULL, 0);
+			want = opt_num(argv[0], opt, optarg, 1, 100000000);
 		else
 			dev = NULL, optind = argc;
 	}
-	if (!dev) {
+	if (!dev || optind < argc) {
 		fprintf(stderr, "usage: %s -d DEV [-n CLIENTS]\n", argv[0]);
 		return 2;
 	}

@@ -27,6 +27,8 @@
 
 #include <xnic.h>
 
+#include "opt_num.h"
+
 #define SERVICE		0x5050
 #define BUF_SIZE	(1 << 20)
 #define MSG_SIZE	4096
@@ -316,16 +318,16 @@ int main(int argc, char **argv)
 			dev = optarg;
 			break;
 		case 'c':
-			node = strtol(optarg, NULL, 0);
+			node = opt_num(argv[0], opt, optarg, 0, 65534);
 			break;
 		case 'i':
-			iters = strtol(optarg, NULL, 0);
+			iters = opt_num(argv[0], opt, optarg, 0, 100000000);
 			break;
 		default:
 			goto usage;
 		}
 	}
-	if (!dev || iters < 0 || iters > 100000000)
+	if (!dev || optind < argc)
 		goto usage;
 	return node < 0 ? server(dev) : client(dev, (uint32_t)node,
 						 (uint32_t)iters);

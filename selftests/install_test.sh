@@ -36,7 +36,7 @@ check "pkg-config libxnic points into the install" \
 
 # Out of the tree: copies of the sources, no path back to it.
 mkdir -p "$tmp/user"
-cp examples/*.c "$tmp/user/"
+cp examples/*.c examples/*.h "$tmp/user/"
 cd "$tmp/user" || exit 1
 for p in pingpong echo_server echo_client; do
 	# shellcheck disable=SC2046 # pkg-config's words, split on purpose
