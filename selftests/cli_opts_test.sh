@@ -65,6 +65,30 @@ refused 2 "bad -r '1x'" $P "${D[@]}" -r 1x -n 2
 refused 2 "bad -p '70000' (expected 1..65535)" $P "${D[@]}" -r 0 -n 1 \
 	-p 70000
 
+# tools/ (xnic_tool.h): exit 2, "bad -X 'VALUE' (expected MIN..MAX)".
+P=tools/xnic-idle-qps
+refused 2 "bad -n 'abc' (expected 1..4096)" $P "${D[@]}" -n abc
+refused 2 "bad -n '0'" $P "${D[@]}" -n 0
+refused 2 "bad -n '4097'" $P "${D[@]}" -n 4097
+refused 2 "bad -r 'abc' (expected 0..65534)" $P "${D[@]}" -r abc
+refused 2 "bad -r '-1'" $P "${D[@]}" -r -1
+refused 2 "bad -r '65535'" $P "${D[@]}" -r 65535
+refused 2 "unexpected argument 'stray'" $P "${D[@]}" stray
+P=tools/xnic-memcpy-bench
+refused 2 "bad -s 'abc'" $P -s abc
+refused 2 "bad -s '99999999999999999999'" $P -s 99999999999999999999
+refused 2 "bad -s '0'" $P -s 0
+refused 2 "bad -n '1x' (expected 1..4294967295)" $P -s 1 -n 1x
+refused 2 "bad -n '0'" $P -n 0
+refused 2 "unexpected argument '5'" $P 5
+P=tools/xnic-hello-flood
+I=(-i nosuchif0)
+refused 2 "bad -n 'abc' (expected 1..4294967295)" $P "${I[@]}" -n abc
+refused 2 "bad -n '4294967296'" $P "${I[@]}" -n 4294967296
+refused 2 "bad -r '0'" $P "${I[@]}" -r 0
+refused 2 "bad -t '1x' (expected 0..86400 seconds)" $P "${I[@]}" -t 1x
+refused 2 "bad -t '-1'" $P "${I[@]}" -t -1
+refused 2 "bad -t 'nan'" $P "${I[@]}" -t nan
 # xnic-perf: exit 1, its status for every error.
 refused 1 "bad size 'abc'" tools/xnic-perf write_bw "${D[@]}" -s abc
 refused 1 "bad iteration count '0'" tools/xnic-perf write_bw "${D[@]}" -n 0

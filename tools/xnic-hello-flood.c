@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "kmod/wire.h"
+#include "xnic_tool.h"
 
 static volatile sig_atomic_t stop;
 
@@ -42,6 +43,19 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* -t SECONDS: 0 (no limit) to a day, fractions allowed. */
+static double parse_secs(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0 && v <= 86400))
+		xnic_tool_die(2, "bad -t '%s' (expected 0..86400 seconds)", s);
+	return v;
 }
 
 static void usage(void)
@@ -68,14 +82,25 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "i:n:r:t:")) != -1) {
 		switch (c) {
-		case 'i': ifname = optarg; break;
-		case 'n': nodes = strtoul(optarg, NULL, 0); break;
-		case 'r': rate = strtoul(optarg, NULL, 0); break;
-		case 't': secs = strtod(optarg, NULL); break;
-		default: usage();
+		case 'i':
+			ifname = optarg;
+			break;
+		case 'n':
+			nodes = xnic_tool_num(2, "-n", optarg, 1, UINT32_MAX,
+					      false);
+			break;
+		case 'r':
+			rate = xnic_tool_num(2, "-r", optarg, 1, UINT32_MAX,
+					     false);
+			break;
+		case 't':
+			secs = parse_secs(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
-	if (!ifname || !nodes || !rate || secs < 0)
+	if (!ifname || optind != argc)
 		usage();
 	sll.sll_ifindex = if_nametoindex(ifname);
 	if (!sll.sll_ifindex) {

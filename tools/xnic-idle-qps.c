@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "xnic.h"
+#include "xnic_tool.h"
 
 static volatile sig_atomic_t stop;
 
@@ -63,10 +64,12 @@ int main(int argc, char **argv)
 			dev = optarg;
 			break;
 		case 'n':
-			n = strtoul(optarg, NULL, 0);
+			n = xnic_tool_num(2, "-n", optarg, 1,
+					  XNIC_MAX_QP_PER_CTX, false);
 			break;
 		case 'r':
-			node = strtol(optarg, NULL, 0);
+			node = (long)xnic_tool_num(2, "-r", optarg, 0, 0xfffe,
+						   false);
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -76,11 +79,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!n || n > XNIC_MAX_QP_PER_CTX || optind != argc ||
-	    node < -1 || node > 0xfffe) {
-		usage(stderr, argv[0]);
-		return 2;
-	}
+	if (optind != argc)
+		xnic_tool_die(2, "unexpected argument '%s'", argv[optind]);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

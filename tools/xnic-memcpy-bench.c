@@ -5,8 +5,9 @@
  *
  *   xnic-memcpy-bench [-s BYTES] [-n ROUNDS]
  *
- * Copies a BYTES buffer (default 64 MiB) to another ROUNDS times (default
- * 20) after one untimed warm-up copy, and prints
+ * Copies a BYTES buffer (default 64 MiB; up to 1T, suffix K, M or G
+ * allowed) to another ROUNDS times (default 20) after one untimed warm-up
+ * copy, and prints
  *   memcpy <bytes> bytes x <rounds>: <GB/s> GB/s (<MB/s> MB/s)
  * with GB = 10^9 bytes and MB = 2^20 bytes (perftest's MB/sec).
  */
@@ -17,6 +18,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "xnic_tool.h"
 
 static double now_s(void)
 {
@@ -38,10 +41,12 @@ int main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "s:n:h")) != -1) {
 		switch (c) {
 		case 's':
-			size = strtoull(optarg, NULL, 0);
+			size = xnic_tool_num(2, "-s", optarg, 1, 1ULL << 40,
+					     true);
 			break;
 		case 'n':
-			rounds = strtoul(optarg, NULL, 0);
+			rounds = xnic_tool_num(2, "-n", optarg, 1, UINT32_MAX,
+					       false);
 			break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
@@ -49,8 +54,8 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!size || !rounds)
-		return 2;
+	if (optind != argc)
+		xnic_tool_die(2, "unexpected argument '%s'", argv[optind]);
 	src = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	dst = mmap(NULL, size, PROT_READ | PROT_WRITE,
