@@ -100,7 +100,9 @@ refused 2 "invalid value '4294967296' for max_peers" $P set xnic0 max_peers \
 # coll/ and thermal/.
 P=tools/xnic-coll-rank
 refused 2 "bad --nodes '4294967298'" $P --nodes 4294967298
+refused 2 "bad --seed ' -1'" $P --seed ' -1'
 refused 2 "bad --count '+5'" coll/xnic-allreduce --count +5
+refused 2 "bad --seed ' -1'" coll/xnic-allreduce --seed ' -1'
 refused 2 "invalid interval '50'" thermal/xnic-tempd -i 50 xnic0
 refused 2 "invalid rounds '1x'" thermal/xnic-tempd -n 1x xnic0
 tap_end

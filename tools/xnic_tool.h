@@ -56,7 +56,8 @@ xnic_tool_die(int status, const char *fmt, ...)
  *	"iB" or "B") may follow
  * @v: the value
  * @suffix: whether a size suffix is allowed
- * Return: 0, or -EINVAL for anything else (a sign, junk, an overflow).
+ * Return: 0, or -EINVAL for anything else (a sign, a space, junk, an
+ *	overflow).
  */
 static inline int xnic_tool_parse_u64(const char *s, uint64_t *v, bool suffix)
 {
@@ -64,7 +65,8 @@ static inline int xnic_tool_parse_u64(const char *s, uint64_t *v, bool suffix)
 	unsigned int sh = 0;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* A digit first: strtoull() would take " -1" as 2^64 - 1. */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	x = strtoull(s, &end, 0);
