@@ -92,6 +92,8 @@ refused 2 "bad -t 'nan'" $P "${I[@]}" -t nan
 # xnic-perf: exit 1, its status for every error.
 refused 1 "bad size 'abc'" tools/xnic-perf write_bw "${D[@]}" -s abc
 refused 1 "bad iteration count '0'" tools/xnic-perf write_bw "${D[@]}" -n 0
+refused 1 "bad node id '65535' (expected 0..65534)" tools/xnic-perf write_bw \
+	"${D[@]}" --cm 65535
 # xnictl: values checked before it looks for the kernel's netlink family.
 P=tools/xnictl
 refused 2 "invalid value 'abc' for max_peers" $P set xnic0 max_peers abc
@@ -100,6 +102,11 @@ refused 2 "invalid value '4294967296' for max_peers" $P set xnic0 max_peers \
 # coll/ and thermal/.
 P=tools/xnic-coll-rank
 refused 2 "bad --nodes '4294967298'" $P --nodes 4294967298
+refused 2 "bad --iters 'abc' (expected 1..1000)" $P --iters abc
+refused 2 "bad --iters '0'" $P --iters 0
+refused 2 "bad --nodes '0'" $P --nodes 0
+refused 2 "bad node id '65535' (expected 0..65534)" $P --rank 0 --nodes 2 \
+	--device nosuchdev --bootstrap cm:1,65535
 refused 2 "bad --seed ' -1'" $P --seed ' -1'
 refused 2 "bad --count '+5'" coll/xnic-allreduce --count +5
 refused 2 "bad --seed ' -1'" coll/xnic-allreduce --seed ' -1'

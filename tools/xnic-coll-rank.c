@@ -71,12 +71,12 @@ static void usage(FILE *f)
 #define die(...)	xnic_tool_die(2, __VA_ARGS__)
 
 static unsigned long long num(const char *s, const char *what,
-			      unsigned long long max)
+			      unsigned long long min, unsigned long long max)
 {
-	return xnic_tool_num(2, what, s, 0, max, false);
+	return xnic_tool_num(2, what, s, min, max, false);
 }
 
-/* cm:NODE0,NODE1,...: exactly --nodes node ids (1..65535). */
+/* cm:NODE0,NODE1,...: exactly --nodes node ids (0..65534). */
 static void parse_nodes(struct opts *o, const char *list)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
@@ -90,7 +90,7 @@ static void parse_nodes(struct opts *o, const char *list)
 		if (n == o->nodes)
 			die("--bootstrap cm: more than --nodes %d node ids",
 			    o->nodes);
-		o->node_ids[n++] = (uint32_t)num(tok, "node id", 65535);
+		o->node_ids[n++] = (uint32_t)num(tok, "node id", 0, 65534);
 	}
 	free(copy);
 	if (n != o->nodes)
@@ -121,17 +121,17 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			    .service = DEF_SERVICE };
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'r': o->rank = (int)num(optarg, "--rank", 1023); break;
-		case 'N': o->nodes = (int)num(optarg, "--nodes", 1024); break;
+		case 'r': o->rank = (int)num(optarg, "--rank", 0, 1023); break;
+		case 'N': o->nodes = (int)num(optarg, "--nodes", 1, 1024); break;
 		case 'd': o->device = optarg; break;
 		case 'b': o->bootstrap = optarg; break;
-		case 'p': o->port = (unsigned int)num(optarg, "--port", 65535); break;
-		case 'S': o->service = num(optarg, "--service", UINT64_MAX); break;
-		case 'c': o->count = num(optarg, "--count", 1ULL << 30); break;
-		case 's': o->seed = num(optarg, "--seed", UINT64_MAX); break;
-		case 'i': o->iters = (int)num(optarg, "--iters", 1000); break;
-		case 'w': o->warmup = (int)num(optarg, "--warmup", 1000); break;
-		case 't': o->timeout_s = (int)num(optarg, "--timeout", 86400); break;
+		case 'p': o->port = (unsigned int)num(optarg, "--port", 0, 65535); break;
+		case 'S': o->service = num(optarg, "--service", 0, UINT64_MAX); break;
+		case 'c': o->count = num(optarg, "--count", 0, 1ULL << 30); break;
+		case 's': o->seed = num(optarg, "--seed", 0, UINT64_MAX); break;
+		case 'i': o->iters = (int)num(optarg, "--iters", 1, 1000); break;
+		case 'w': o->warmup = (int)num(optarg, "--warmup", 0, 1000); break;
+		case 't': o->timeout_s = (int)num(optarg, "--timeout", 0, 86400); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}

@@ -411,7 +411,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (optind < argc)
 		o->server = argv[optind++];
 	if (o->cm && o->server)
-		o->node = (uint32_t)opt_num("node id", o->server, 1, 0xffff,
+		o->node = (uint32_t)opt_num("node id", o->server, 0, 0xfffe,
 					    false);
 	if (optind < argc)
 		die("unexpected argument '%s'", argv[optind]);
