@@ -99,6 +99,12 @@ P=tools/xnictl
 refused 2 "invalid value 'abc' for max_peers" $P set xnic0 max_peers abc
 refused 2 "invalid value '4294967296' for max_peers" $P set xnic0 max_peers \
 	4294967296
+refused 2 "invalid value 'abc' for temp_warn_mc" $P link set xnic0 eth0 \
+	temp_warn_mc abc
+refused 2 "invalid value '-5' for temp_hyst_mc" $P link set xnic0 eth0 \
+	temp_hyst_mc -5
+refused 2 "invalid value '1x' for temp_inject_mc" $P link set xnic0 eth0 \
+	temp_inject_mc 1x
 # coll/ and thermal/.
 P=tools/xnic-coll-rank
 refused 2 "bad --nodes '4294967298'" $P --nodes 4294967298

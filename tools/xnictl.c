@@ -892,7 +892,17 @@ static void print_link(struct nlattr **tb, const char *event)
 static uint32_t parse_u32(const char *what, const char *s);
 static int32_t parse_s32(const char *what, const char *s);
 
-/* `link set` keys, checked before any netlink traffic. */
+/* The u32 a `link set` KEY VALUE puts, or a usage error. */
+static uint32_t link_set_value(const char *k, const char *v)
+{
+	if (strcmp(k, "temp_inject_mc"))
+		return parse_u32(k, v);
+	if (!strcmp(v, "off"))
+		return (uint32_t)XNIC_TEMP_INJECT_OFF;
+	return (uint32_t)parse_s32(k, v);
+}
+
+/* `link set` keys and values, checked before any netlink traffic. */
 static void check_link_set(int argc, char **argv)
 {
 	int i;
@@ -909,6 +919,7 @@ static void check_link_set(int argc, char **argv)
 		if (i + 1 >= argc)
 			usage_error("link set: missing value for '%s'",
 				    argv[i]);
+		link_set_value(argv[i], argv[i + 1]);
 	}
 }
 
@@ -933,16 +944,9 @@ static void cmd_link_mod(int cmd, const char *dev, const char *netdev,
 			   !strcmp(k, "temp_crit_mc") ? XNIC_LINK_A_TEMP_CRIT_MC :
 			   !strcmp(k, "temp_hyst_mc") ? XNIC_LINK_A_TEMP_HYST_MC :
 			   XNIC_LINK_A_TEMP_INJECT_MC;
-		uint32_t x;
 
-		if (attr != XNIC_LINK_A_TEMP_INJECT_MC)
-			x = parse_u32(k, v);
-		else if (!strcmp(v, "off"))
-			x = (uint32_t)XNIC_TEMP_INJECT_OFF;
-		else
-			x = (uint32_t)parse_s32(k, v);
 		req_note(msg, k, v);
-		if (nla_put_u32(msg, attr, x))
+		if (nla_put_u32(msg, attr, link_set_value(k, v)))
 			fail("out of memory");
 	}
 	nla_nest_end(msg, nest);
