@@ -271,7 +271,14 @@ bool xnic_lcr_needed(const struct sk_buff *skb)
  * @link: the member link (with bond state)
  * @node: the peer
  *
- * A path not made yet has a full window.
+ * A path not made yet has a full window. The count is read without the
+ * path's lock, as a NIC's arbiter reads a credit register: the answer is
+ * a hint for choosing a link, xnic_lcr_link_take() decides under the lock
+ * (a frame that lost the race waits like one that found no credit). A
+ * waiter reads it after its smp_mb() and an update writes it before
+ * xnic_lcr_wake()'s, so no wakeup is lost. It runs two or three times
+ * for every data frame (Documentation/libfabric.rst has what the lock
+ * cost).
  *
  * Context: RCU read.
  * Return: true when a frame to @node may leave on @link now.
@@ -279,14 +286,9 @@ bool xnic_lcr_needed(const struct sk_buff *skb)
 bool xnic_lcr_link_has(struct xnic_link *link, u16 node)
 {
 	struct xnic_lcr_path *lp = xa_load(&link->bond->lcr, node);
-	bool has;
 
-	if (!lp)
-		return true;
-	spin_lock_bh(&lp->lock);
-	has = xnic_lcr_tx_avail(&lp->tx);
-	spin_unlock_bh(&lp->lock);
-	return has;
+	/* A hint: xnic_lcr_link_take() decides under the lock. */
+	return !lp || data_race(xnic_lcr_tx_avail(&lp->tx)) != 0;
 }
 
 /**
