@@ -156,6 +156,7 @@ enum {
  * struct xnic_engine - state of a device's engine thread
  * @xdev: the device
  * @task: the thread
+ * @cpu: the CPU xnic_engine_cpu_place() gave it, or -1
  * @flags: XNIC_ENG_* (atomic bitops)
  * @wq: the thread sleeps here
  * @ctx_mutex: guards @contexts and every access to a context's page
@@ -184,6 +185,7 @@ enum {
 struct xnic_engine {
 	struct xnic_dev *xdev;
 	struct task_struct *task;
+	int cpu;
 	unsigned long flags;
 	wait_queue_head_t wq;
 
@@ -945,6 +947,7 @@ int xnic_engine_start(struct xnic_dev *xdev, const char *name)
 		kfree(eng);
 		return err;
 	}
+	eng->cpu = xnic_engine_cpu_place(eng->task);
 	xdev->engine = eng;
 	wake_up_process(eng->task);
 	return 0;
@@ -971,6 +974,7 @@ void xnic_engine_stop(struct xnic_dev *xdev)
 	eng->stopping = true;
 	spin_unlock_irq(&eng->rxq.lock);
 	kthread_stop(eng->task);
+	xnic_engine_cpu_release(eng->cpu);
 
 	WRITE_ONCE(xdev->engine, NULL);
 	/* Packet handlers that still saw the engine are done after this. */

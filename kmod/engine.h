@@ -26,6 +26,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+struct task_struct;
 struct xnic_dev;
 struct xnic_qp;
 struct xnic_ucontext;
@@ -70,5 +71,9 @@ void xnic_engine_reset_qp(struct xnic_dev *xdev, struct xnic_qp *qp);
 void xnic_engine_rx(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_engine_get_stats(struct xnic_dev *xdev,
 			   struct xnic_engine_stats *stats);
+
+/* engine_cpu.c: the CPU each engine thread runs on. */
+int xnic_engine_cpu_place(struct task_struct *task);
+void xnic_engine_cpu_release(int cpu);
 
 #endif /* XNIC_ENGINE_H */

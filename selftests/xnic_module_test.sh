@@ -7,7 +7,10 @@
 #   10 times: modprobe xnic; two devices on two veths (`rdma link add`);
 #   rmmod xnic must succeed and remove both devices; the veths survive and
 #   can be deleted. Then, with xnic unloaded, `rdma link add` must load it
-#   and create the device; `rdma link delete` removes it. Finally the kernel
+#   and create the device; `rdma link delete` removes it. Engine placement
+#   (kmod/engine_cpu.c): two devices' engine threads get two CPUs, a CPU a
+#   deleted device gave back is given again, engine_spread=N leaves a new
+#   engine on every CPU. Finally the kernel
 #   log of this run must hold no BUG/WARNING/Oops/"unregister_netdevice:
 #   waiting".
 #
@@ -32,6 +35,13 @@ mod_loaded() { [[ -e /sys/module/xnic ]]; }
 mod_unloaded() { [[ ! -e /sys/module/xnic ]]; }
 netdev_exists() { ip link show "$1" >/dev/null 2>&1; }
 port_active() { [[ $(cat "$SYS_IB/$1/ports/1/state" 2>/dev/null) == "4: ACTIVE" ]]; }
+
+# engine_cpus DEV - the CPUs DEV's engine thread may run on (a list).
+engine_cpus() {
+	local pid
+	pid=$(pgrep -x "xnic_eng/$1") || return 1
+	sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status"
+}
 
 # veth_add NAME - veth pair NAME / NAME-p, both up.
 veth_add() {
@@ -122,6 +132,38 @@ check "xnic0 removed" wait_for "$WAIT_S" dev_absent xnic0
 check "ip link del $a" veth_del "$a"
 veths=()
 check "xnic stays loaded" mod_loaded
+
+# Engine placement: the online CPU with the fewest engines, one CPU each.
+online=$(cat /sys/devices/system/cpu/online)
+spread=/sys/module/xnic/parameters/engine_spread
+for v in a b c; do
+	check "veth xm$$_p$v" veth_add "xm$$_p$v"
+done
+check "rdma link add xnicp0, xnicp1" \
+	bash -c "rdma link add xnicp0 type xnic netdev xm$$_pa &&
+		 rdma link add xnicp1 type xnic netdev xm$$_pb"
+c0=$(engine_cpus xnicp0) c1=$(engine_cpus xnicp1)
+if [[ $online == 0 ]]; then
+	check "one CPU: both engines on CPU 0 ($c0, $c1)" \
+		test "$c0" = 0 -a "$c1" = 0
+else
+	check "two devices' engines on one CPU each, not the same ($c0, $c1)" \
+		bash -c "[[ '$c0' =~ ^[0-9]+$ && '$c1' =~ ^[0-9]+$ && $c0 != $c1 ]]"
+	check "rdma link delete xnicp1; add it again" \
+		bash -c "rdma link delete xnicp1 &&
+			 rdma link add xnicp1 type xnic netdev xm$$_pb"
+	check "its engine gets the CPU it gave back ($c1)" \
+		test "$(engine_cpus xnicp1)" = "$c1"
+fi
+check "engine_spread=N" bash -c "echo N > $spread"
+check "rdma link add xnicp2 with engine_spread=N" \
+	rdma link add xnicp2 type xnic netdev "xm$$_pc"
+check "its engine may run on every online CPU ($online)" \
+	test "$(engine_cpus xnicp2)" = "$online"
+echo Y > "$spread"
+for d in xnicp0 xnicp1 xnicp2; do
+	check "rdma link delete $d" rdma link delete "$d"
+done
 
 # The kernel log of this run.
 log=$(dmesg | sed -n "/$TAG start/,\$p")
