@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * xnic - where engine threads run. Each new device's engine thread gets
- * the online CPU that has the fewest xnic engines, as a NIC driver spreads
- * its queues' interrupts over the CPUs (cpumask_local_spread()).
+ * the CPU that has the fewest xnic engines among the online CPUs that take
+ * kernel threads (not isolated: isolcpus=, nohz_full=), as a NIC driver
+ * spreads its queues' interrupts over the CPUs (cpumask_local_spread()).
  *
  * Why: two devices that exchange data form a pipeline, one engine
  * transmitting while the other receives and copies. Left to the
@@ -23,6 +24,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/isolation.h>
 
 #include "engine.h"
 
@@ -39,7 +41,9 @@ static DEFINE_MUTEX(xnic_engine_cpu_lock);
  * xnic_engine_cpu_place() - give a new engine thread its CPU
  * @task: the engine thread, created and not yet woken
  *
- * The CPU with the fewest engines placed, the lowest numbered of those.
+ * The online CPU with the fewest engines placed, the lowest numbered of
+ * those, among the CPUs kernel threads may use (HK_TYPE_KTHREAD: where
+ * kthread_create() lets them run).
  *
  * Context: process context, may sleep.
  * Return: the CPU @task may run on from now, or -1 when it is left to
@@ -53,7 +57,8 @@ int xnic_engine_cpu_place(struct task_struct *task)
 	if (!READ_ONCE(engine_spread))
 		return -1;
 	mutex_lock(&xnic_engine_cpu_lock);
-	for_each_online_cpu(cpu)
+	for_each_cpu_and(cpu, cpu_online_mask,
+			 housekeeping_cpumask(HK_TYPE_KTHREAD))
 		if (best < 0 || per_cpu(xnic_engines_on, cpu) <
 				per_cpu(xnic_engines_on, best))
 			best = cpu;
