@@ -156,7 +156,7 @@ enum {
  * struct xnic_engine - state of a device's engine thread
  * @xdev: the device
  * @task: the thread
- * @cpu: the CPU xnic_engine_cpu_place() gave it, or -1
+ * @cpus: its part in the sharing of the CPUs among engines
  * @flags: XNIC_ENG_* (atomic bitops)
  * @wq: the thread sleeps here
  * @ctx_mutex: guards @contexts and every access to a context's page
@@ -185,7 +185,7 @@ enum {
 struct xnic_engine {
 	struct xnic_dev *xdev;
 	struct task_struct *task;
-	int cpu;
+	struct xnic_engine_cpus cpus;
 	unsigned long flags;
 	wait_queue_head_t wq;
 
@@ -947,7 +947,7 @@ int xnic_engine_start(struct xnic_dev *xdev, const char *name)
 		kfree(eng);
 		return err;
 	}
-	eng->cpu = xnic_engine_cpu_place(eng->task);
+	xnic_engine_cpus_add(&eng->cpus, eng->task);
 	xdev->engine = eng;
 	wake_up_process(eng->task);
 	return 0;
@@ -973,8 +973,8 @@ void xnic_engine_stop(struct xnic_dev *xdev)
 	spin_lock_irq(&eng->rxq.lock);
 	eng->stopping = true;
 	spin_unlock_irq(&eng->rxq.lock);
+	xnic_engine_cpus_del(&eng->cpus);
 	kthread_stop(eng->task);
-	xnic_engine_cpu_release(eng->cpu);
 
 	WRITE_ONCE(xdev->engine, NULL);
 	/* Packet handlers that still saw the engine are done after this. */

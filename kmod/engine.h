@@ -72,8 +72,21 @@ void xnic_engine_rx(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_engine_get_stats(struct xnic_dev *xdev,
 			   struct xnic_engine_stats *stats);
 
-/* engine_cpu.c: the CPU each engine thread runs on. */
-int xnic_engine_cpu_place(struct task_struct *task);
-void xnic_engine_cpu_release(int cpu);
+/**
+ * struct xnic_engine_cpus - an engine thread's part in the CPU sharing
+ *	(engine_cpu.c)
+ * @node: in the list of engines sharing the CPUs
+ * @task: the thread
+ * @placed: on that list
+ */
+struct xnic_engine_cpus {
+	struct list_head node;
+	struct task_struct *task;
+	bool placed;
+};
+
+void xnic_engine_cpus_add(struct xnic_engine_cpus *ec,
+			  struct task_struct *task);
+void xnic_engine_cpus_del(struct xnic_engine_cpus *ec);
 
 #endif /* XNIC_ENGINE_H */

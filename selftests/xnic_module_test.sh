@@ -8,9 +8,9 @@
 #   rmmod xnic must succeed and remove both devices; the veths survive and
 #   can be deleted. Then, with xnic unloaded, `rdma link add` must load it
 #   and create the device; `rdma link delete` removes it. Engine placement
-#   (kmod/engine_cpu.c): two devices' engine threads get two CPUs, a CPU a
-#   deleted device gave back is given again, engine_spread=N leaves a new
-#   engine on every CPU. Finally the kernel
+#   (kmod/engine_cpu.c): one engine runs on every CPU, two get slices apart,
+#   three on two CPUs run on every CPU, a deleted device's slice goes back,
+#   engine_spread=N leaves new engines out. Finally the kernel
 #   log of this run must hold no BUG/WARNING/Oops/"unregister_netdevice:
 #   waiting".
 #
@@ -133,35 +133,47 @@ check "ip link del $a" veth_del "$a"
 veths=()
 check "xnic stays loaded" mod_loaded
 
-# Engine placement: the online CPU with the fewest engines, one CPU each.
+# Engine placement: the CPUs shared out among the engines, a slice each
+# while they fit, every CPU for each when they do not.
 online=$(cat /sys/devices/system/cpu/online)
+ncpu=$(getconf _NPROCESSORS_ONLN)
 spread=/sys/module/xnic/parameters/engine_spread
-for v in a b c; do
+for v in a b c d; do
 	check "veth xm$$_p$v" veth_add "xm$$_p$v"
 done
-check "rdma link add xnicp0, xnicp1" \
-	bash -c "rdma link add xnicp0 type xnic netdev xm$$_pa &&
-		 rdma link add xnicp1 type xnic netdev xm$$_pb"
+check "rdma link add xnicp0" rdma link add xnicp0 type xnic netdev "xm$$_pa"
+check "one engine runs on every CPU ($online)" \
+	test "$(engine_cpus xnicp0)" = "$online"
+check "rdma link add xnicp1" rdma link add xnicp1 type xnic netdev "xm$$_pb"
 c0=$(engine_cpus xnicp0) c1=$(engine_cpus xnicp1)
-if [[ $online == 0 ]]; then
-	check "one CPU: both engines on CPU 0 ($c0, $c1)" \
-		test "$c0" = 0 -a "$c1" = 0
-else
-	check "two devices' engines on one CPU each, not the same ($c0, $c1)" \
-		bash -c "[[ '$c0' =~ ^[0-9]+$ && '$c1' =~ ^[0-9]+$ && $c0 != $c1 ]]"
-	check "rdma link delete xnicp1; add it again" \
-		bash -c "rdma link delete xnicp1 &&
-			 rdma link add xnicp1 type xnic netdev xm$$_pb"
-	check "its engine gets the CPU it gave back ($c1)" \
-		test "$(engine_cpus xnicp1)" = "$c1"
+if ((ncpu >= 2)); then
+	check "two engines get two slices apart ($c0; $c1)" \
+		bash -c "[[ '$c0' != '$c1' && '$c0' != '$online' && '$c1' != '$online' ]]"
+	if ((ncpu == 2)); then
+		check "rdma link add xnicp2: three engines, two CPUs" \
+			rdma link add xnicp2 type xnic netdev "xm$$_pc"
+		check "engines that do not fit are all left on every CPU" \
+			test "$(engine_cpus xnicp0)" = "$online" -a \
+			"$(engine_cpus xnicp1)" = "$online" -a \
+			"$(engine_cpus xnicp2)" = "$online"
+		check "rdma link delete xnicp2" rdma link delete xnicp2
+		check "two left: their slices again" \
+			test "$(engine_cpus xnicp0)" = "$c0" -a \
+			"$(engine_cpus xnicp1)" = "$c1"
+	fi
 fi
+check "rdma link delete xnicp1" rdma link delete xnicp1
+check "the engine left gets every CPU back ($online)" \
+	test "$(engine_cpus xnicp0)" = "$online"
 check "engine_spread=N" bash -c "echo N > $spread"
-check "rdma link add xnicp2 with engine_spread=N" \
-	rdma link add xnicp2 type xnic netdev "xm$$_pc"
-check "its engine may run on every online CPU ($online)" \
-	test "$(engine_cpus xnicp2)" = "$online"
+check "rdma link add xnicp1, xnicp3 with engine_spread=N" \
+	bash -c "rdma link add xnicp1 type xnic netdev xm$$_pb &&
+		 rdma link add xnicp3 type xnic netdev xm$$_pd"
+check "engines outside the sharing run on every CPU" \
+	test "$(engine_cpus xnicp1)" = "$online" -a \
+	"$(engine_cpus xnicp3)" = "$online"
 echo Y > "$spread"
-for d in xnicp0 xnicp1 xnicp2; do
+for d in xnicp0 xnicp1 xnicp3; do
 	check "rdma link delete $d" rdma link delete "$d"
 done
 
