@@ -126,6 +126,8 @@ void xnic_lcr_link_fini(struct xnic_bond_link *bl)
 	synchronize_rcu();
 	xa_for_each(&bl->lcr, node, lp) {
 		xa_erase_bh(&bl->lcr, node);
+		if (!xnic_lcr_tx_avail(&lp->tx))
+			atomic_dec(&bl->xdev->lcr_empty);
 		kfree_rcu(lp, rcu);
 	}
 	xa_destroy(&bl->lcr);
@@ -139,6 +141,7 @@ static struct xnic_lcr_path *xnic_lcr_path(struct xnic_bond_link *bl,
 					   u16 node, bool create, bool *made)
 {
 	struct xnic_lcr_path *lp = xa_load(&bl->lcr, node), *old;
+	bool empty;
 
 	if (made)
 		*made = false;
@@ -152,8 +155,14 @@ static struct xnic_lcr_path *xnic_lcr_path(struct xnic_bond_link *bl,
 	spin_lock_init(&lp->lock);
 	lp->node = node;
 	xnic_lcr_tx_init(&lp->tx, get_random_u32() ?: 1, xnic_lcr_window());
+	/* Counted before it can be found (a window of 0: link credit off). */
+	empty = !xnic_lcr_tx_avail(&lp->tx);
+	if (empty)
+		atomic_inc(&bl->xdev->lcr_empty);
 	old = xa_cmpxchg_bh(&bl->lcr, node, NULL, lp, GFP_ATOMIC);
 	if (old || xa_is_err(old)) {
+		if (empty)
+			atomic_dec(&bl->xdev->lcr_empty);
 		kfree(lp);
 		if (xa_is_err(old)) {
 			xnic_lcnt_add(bl->xdev, XNIC_LCNT_NOMEM, 1);
@@ -271,22 +280,26 @@ bool xnic_lcr_needed(const struct sk_buff *skb)
  * @link: the member link (with bond state)
  * @node: the peer
  *
- * A path not made yet has a full window. The count is read without the
- * path's lock, as a NIC's arbiter reads a credit register: the answer is
- * a hint for choosing a link, xnic_lcr_link_take() decides under the lock
- * (a frame that lost the race waits like one that found no credit). A
- * waiter reads it after its smp_mb() and an update writes it before
- * xnic_lcr_wake()'s, so no wakeup is lost. It runs two or three times
- * for every data frame (Documentation/libfabric.rst has what the lock
- * cost).
+ * A path not made yet has a full window. While no path of the device is
+ * out of credit (xnic_dev.lcr_empty), the answer is yes without a
+ * lookup; else the count is read without the path's lock, as a NIC's
+ * arbiter reads a credit register: the answer is a hint for choosing a
+ * link, xnic_lcr_link_take() decides under the lock (a frame that lost
+ * the race waits like one that found no credit). A waiter reads both
+ * after its smp_mb() and an update writes them before xnic_lcr_wake()'s,
+ * so no wakeup is lost. It runs two or three times for every data frame
+ * (Documentation/libfabric.rst has what the lock and the lookup cost).
  *
  * Context: RCU read.
  * Return: true when a frame to @node may leave on @link now.
  */
 bool xnic_lcr_link_has(struct xnic_link *link, u16 node)
 {
-	struct xnic_lcr_path *lp = xa_load(&link->bond->lcr, node);
+	struct xnic_lcr_path *lp;
 
+	if (!atomic_read(&link->xdev->lcr_empty))
+		return true;
+	lp = xa_load(&link->bond->lcr, node);
 	/* A hint: xnic_lcr_link_take() decides under the lock. */
 	return !lp || data_race(xnic_lcr_tx_avail(&lp->tx)) != 0;
 }
@@ -319,10 +332,13 @@ bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac,
 		xnic_lcr_send(link->xdev, link, lp, mac);
 	spin_lock_bh(&lp->lock);
 	ok = xnic_lcr_tx_take(&lp->tx);
-	if (ok)
+	if (ok) {
 		*seq = lp->tx.sent - 1;
-	else
+		if (!xnic_lcr_tx_avail(&lp->tx))
+			atomic_inc(&link->xdev->lcr_empty);
+	} else {
 		lp->blocked++;
+	}
 	spin_unlock_bh(&lp->lock);
 	if (!ok)
 		xnic_lcnt_add(link->xdev, XNIC_LCNT_RACES, 1);
@@ -413,6 +429,24 @@ bool xnic_lcr_qp_ok(struct xnic_qp *qp, u16 node)
 	/* Pairs with xnic_lcr_wake(): an update that came meanwhile. */
 	smp_mb();
 	return xnic_lcr_node_avail(qp->xdev, node);
+}
+
+/**
+ * xnic_lcr_qp_hint() - may a QP send a new frame without xnic_lcr_qp_ok()?
+ * @qp: the QP, not resending
+ *
+ * Yes while link credit is off or no path of the device is out of credit:
+ * every path has some then. A frame sent on the hint that finds no link
+ * after all (credit spent meanwhile, or no link with carrier to the peer)
+ * comes back -EAGAIN from xnic_tp_xmit_link() and is resent, and a
+ * resending QP asks xnic_lcr_qp_ok(), which makes it wait.
+ *
+ * Context: tp lock held.
+ * Return: true when the requester need not ask xnic_lcr_qp_ok().
+ */
+bool xnic_lcr_qp_hint(struct xnic_qp *qp)
+{
+	return !xnic_lcr_window() || !atomic_read(&qp->xdev->lcr_empty);
 }
 
 /**
@@ -517,7 +551,7 @@ void xnic_lcr_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 	struct xnic_lcr_path *lp;
 	struct xnic_link *link;
 	u32 lost, inc, w = xnic_lcr_rx_window();
-	bool reply;
+	bool reply, was_empty;
 
 	rcu_read_lock();
 	lp = xnic_lcr_rx_path(xdev, skb, i->src_node, &link);
@@ -528,7 +562,11 @@ void xnic_lcr_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 	reply = i->offset != lp->rx.epoch;
 	lost = xnic_lcr_rx_sync(&lp->rx, i->offset, i->msn,
 				local_clock() ?: 1);
+	was_empty = !xnic_lcr_tx_avail(&lp->tx);
 	inc = xnic_lcr_tx_update(&lp->tx, i->msg_len, i->psn);
+	/* Before xnic_lcr_wake()'s barrier, as the limit is. */
+	if (was_empty && inc)
+		atomic_dec(&xdev->lcr_empty);
 	reply = reply || lost || xnic_lcr_rx_due(&lp->rx, w);
 	spin_unlock_bh(&lp->lock);
 	xnic_lcnt_add(xdev, XNIC_LCNT_UPD_RCVD, 1);
@@ -592,7 +630,8 @@ void xnic_lcr_tick(struct xnic_bond_link *bl)
  * @s: the seq_file
  * @xdev: the device
  *
- * One line of device counters, then one line per path: the link, the
+ * One line of device figures (the window, the paths without credit to
+ * send with, the counters), then one line per path: the link, the
  * peer, the sender half (sent, limit, granted, consumed, held, blocked)
  * and the receiver half (rcvd, adv, advertised, lost, late), syncs sent and
  * received.
@@ -608,7 +647,8 @@ int xnic_lcr_show(struct seq_file *s, struct xnic_dev *xdev)
 	unsigned long node;
 	int k;
 
-	seq_printf(s, "window %u", xnic_lcr_window());
+	seq_printf(s, "window %u paths_empty %d", xnic_lcr_window(),
+		   atomic_read(&xdev->lcr_empty));
 	for (k = 0; k < XNIC_LCNT_MAX; k++)
 		seq_printf(s, " %s %lld", xnic_lcr_counter_names[k],
 			   (long long)atomic64_read(&cd->lcnt[k]));

@@ -74,6 +74,7 @@ bool xnic_lcr_link_take(struct xnic_link *link, u16 node, const u8 *mac,
 
 /* QPs (tx.c, rx.c, credit.c), tp lock held */
 bool xnic_lcr_qp_ok(struct xnic_qp *qp, u16 node);
+bool xnic_lcr_qp_hint(struct xnic_qp *qp);
 void xnic_lcr_qp_stop(struct xnic_qp *qp);
 bool xnic_lcr_qp_timer(struct xnic_tp_qp *tp);
 

@@ -834,10 +834,12 @@ static int xnic_tx_send_window(struct xnic_qp *qp, unsigned int *budget)
 			tx->cur++;
 			continue;
 		}
+		/* The full link credit check only when it can say no. */
 		if (tx->next_psn - tx->una >= tx->cw.cwnd ||
 		    (xnic_wr_is_read(w) && tx->reads >= tx->max_reads) ||
 		    !xnic_credit_tx_ok(qp, tx->next_psn) ||
-		    !xnic_lcr_qp_ok(qp, tx->remote_node))
+		    ((tx->resending || !xnic_lcr_qp_hint(qp)) &&
+		     !xnic_lcr_qp_ok(qp, tx->remote_node)))
 			break;
 		err = xnic_tx_send_new(qp);
 		if (err)

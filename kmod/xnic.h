@@ -155,6 +155,9 @@ struct xnic_params {
  * @mrs: key >> 8 -> struct xnic_mr (xa_alloc; readers under RCU)
  * @mr_gen: generation counter for the low 8 bits of MR keys
  * @cm: connection manager (cm.c), set up and torn down with @peers
+ * @lcr_empty: link credit paths of the member links that have no credit
+ *	to send with (link_credit.c); while none, no lookup is needed to
+ *	know a path has some
  */
 struct xnic_dev {
 	struct ib_device ibdev;
@@ -173,6 +176,7 @@ struct xnic_dev {
 	struct xarray mrs;
 	atomic_t mr_gen;
 	struct xnic_cm *cm;
+	atomic_t lcr_empty;
 };
 
 static inline struct xnic_dev *to_xdev(struct ib_device *ibdev)

@@ -729,6 +729,8 @@ TEST_F_TIMEOUT(bond, credit_stall_cut, 120)
 	ASSERT_EQ(0, xt_counter(dev0, "tx_timeouts", &to1));
 	ASSERT_EQ(0, xt_counter(dev0, "tx_retransmits", &rt1));
 	ASSERT_TRUE(lcr_spent(self, q, r));
+	/* Both paths out of credit, and counted so (xnic_lcr_qp_hint()). */
+	EXPECT_EQ(2, xt_lcr_paths_empty(dev0));
 	stalls = xt_hw_counter(dev0, "link_credit_stalls");
 	TH_LOG("stalled %lld ms after the post: %llu + %llu frames sent (window %d), 0 credit held, all taken off the links; %llu link credit stalls; %llu timeouts in 300 ms",
 	       stall, p[0].sent, p[1].sent, atoi(win),

@@ -206,6 +206,8 @@ TEST_F_TIMEOUT(lc, link_incast, 600)
 			       ps.blocked, pr.rcvd, pr.lost);
 			EXPECT_LT(0, ps.consumed);
 			EXPECT_EQ(ps.granted, ps.consumed + ps.held);
+			/* every window back: no path counts as out of credit */
+			EXPECT_EQ(0, xt_lcr_paths_empty(e->dev[k].name));
 			/* only frames that overtook the first sync */
 			EXPECT_GE(LC_WINDOW, pr.lost);
 		}

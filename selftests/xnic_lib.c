@@ -796,6 +796,27 @@ uint64_t xt_hw_counter(const char *dev, const char *name)
 	return strtoull(buf, NULL, 10);
 }
 
+/*
+ * How many link credit paths of @dev have no credit to send with (debugfs
+ * link_credit, first line); -1 when it cannot be read.
+ */
+int xt_lcr_paths_empty(const char *dev)
+{
+	char path[160], line[512];
+	int n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), XT_DEBUGFS "/%s/link_credit", dev);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "window %*u paths_empty %d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
 /* The whole counters file on one line, for failure messages. */
 int xt_counters_str(const char *dev, char *buf, size_t len)
 {

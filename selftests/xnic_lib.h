@@ -157,6 +157,7 @@ int xt_counters(const char *dev, const char *const *names, uint64_t *vals,
 		int n);
 int xt_counters_str(const char *dev, char *buf, size_t len);
 uint64_t xt_hw_counter(const char *dev, const char *name);
+int xt_lcr_paths_empty(const char *dev);
 pid_t xt_engine_pid(const char *dev);
 int xt_task_cpu_ns(pid_t pid, uint64_t *ns);
 int xt_res_count(const char *dev, const char *kind, long *val);
