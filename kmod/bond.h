@@ -282,7 +282,8 @@ int xnic_bond_thermal_set(struct xnic_link *link, struct nlattr **tb,
 /* bond_path.c: path selection, failover, peer timeout */
 struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer,
-				   const struct sk_buff *skb, int *path);
+				   const struct sk_buff *skb, bool need,
+				   int *path);
 void xnic_bond_tx_done(struct xnic_link *link, unsigned int len);
 bool xnic_bond_peer_lost(struct xnic_dev *xdev, u16 node);
 unsigned int xnic_bond_kick_qps(struct xnic_dev *xdev, u8 index,

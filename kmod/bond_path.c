@@ -152,6 +152,7 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  * @xdev: the device
  * @peer: the peer
  * @skb: the frame, finished (data at the xnic header)
+ * @need: it consumes link credit (the caller's xnic_lcr_needed())
  * @path: set to the index in @peer->path of the link chosen
  *
  * Among the links that reach @peer with carrier and in state UP, by the
@@ -161,7 +162,7 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  * flow-hash (by the frame's QP numbers). With no UP link, a DEGRADED one
  * with carrier, then a DOWN one with carrier: the heartbeat may be wrong,
  * and a frame sent is better than one dropped. A frame that consumes link
- * credit (xnic_lcr_needed()) is given only a link whose path to @peer has
+ * credit (@need) is given only a link whose path to @peer has
  * credit, and none while UP links exist but have none (it waits for them
  * rather than fall back). A peer's paths over links that are not switched
  * (one hop, struct xnic_bond_link.switched) are preferred: its switched
@@ -175,13 +176,14 @@ static u32 xnic_bond_flow(const struct sk_buff *skb)
  */
 struct xnic_link *xnic_bond_select(struct xnic_dev *xdev,
 				   const struct xnic_peer *peer,
-				   const struct sk_buff *skb, int *path)
+				   const struct sk_buff *skb, bool need,
+				   int *path)
 {
 	u32 policy = READ_ONCE(xdev->params.bond_policy);
 	struct xnic_link *cand[XNIC_MAX_LINKS], *link, *fb = NULL;
 	u32 w[XNIC_MAX_LINKS], total = 0, g = 0, x;
 	int cp[XNIC_MAX_LINKS], n = 0, k, fbp = -1;
-	bool need = xnic_lcr_needed(skb), up = false, mesh_up = false, has;
+	bool up = false, mesh_up = false, has;
 	bool sw[XNIC_MAX_LINKS], warm[XNIC_MAX_LINKS], swi, cool_waits = false;
 	struct xnic_link *ab = NULL;
 	int abp = -1;

@@ -284,7 +284,7 @@ int xnic_tp_xmit_link(struct xnic_dev *xdev, u16 node, struct sk_buff *skb,
 	rcu_read_lock();
 	peer = xa_load(&xdev->peers->table, node);
 	if (peer)
-		l = xnic_bond_select(xdev, peer, skb, &k);
+		l = xnic_bond_select(xdev, peer, skb, need, &k);
 	if (l && need && !xnic_lcr_link_take(l, node, peer->path[k].mac, &seq))
 		l = NULL;
 	if (link)

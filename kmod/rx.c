@@ -671,10 +671,9 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		xnic_engine_rx(xdev, skb);
 		return;
 	}
-	/* Taken off the link: its link credit goes back (link_credit.c). */
-	xnic_lcr_rx_count(xdev, skb, i);
 	if (!qp) {
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
+		xnic_lcr_rx_count(xdev, skb, i);
 		goto drop;
 	}
 	tp = xnic_tp_lock(qp);
@@ -685,6 +684,12 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		xnic_cnt_inc(xdev, XNIC_CNT_BAD_QP_STATE);
 	}
 	xnic_qp_put(qp);
+	/*
+	 * Taken off the link: its link credit goes back (link_credit.c),
+	 * once the frame is placed, so that a completion does not wait for
+	 * the count (or for the update it may send).
+	 */
+	xnic_lcr_rx_count(xdev, skb, i);
 	consume_skb(skb);
 	return;
 drop:
