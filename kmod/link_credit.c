@@ -35,12 +35,12 @@
 #include "../uapi/xnic-netlink.h"
 
 static struct xnic_uint_param link_credit_window = {
-	.val = 128, .min = 0, .max = XNIC_LCR_MAX_WINDOW,
+	.val = 64, .min = 0, .max = XNIC_LCR_MAX_WINDOW,
 };
 module_param_cb(link_credit_window, &xnic_uint_param_ops,
 		&link_credit_window, 0644);
 MODULE_PARM_DESC(link_credit_window,
-		 "Frames a sender may have unprocessed on one member link towards one peer; 0 turns link credit off (default 128, at most 4096)");
+		 "Frames a sender may have unprocessed on one member link towards one peer; 0 turns link credit off (default 64, at most 4096)");
 
 /* A QP waiting for link credit checks again after this long, ms. */
 #define XNIC_LCR_POLL_MS	5
