@@ -24,10 +24,9 @@
  * more than any other step of a bulk frame but the copy. Only with bottom
  * halves off outside hard IRQ, as those caches require (the transport
  * sends under its tp lock, _bh, or in the packet handler); NULL
- * otherwise, or when the cache has no room, and the caller takes
- * alloc_skb(). The bytes after the headroom are zeroed as alloc_skb()'s
- * would be with init_on_alloc, so that nothing of the kernel's ever
- * reaches the wire.
+ * otherwise, or without memory, and the caller takes alloc_skb(). The
+ * bytes after the headroom are zeroed as alloc_skb()'s would be with
+ * init_on_alloc, so that nothing of the kernel's ever reaches the wire.
  */
 static struct sk_buff *xnic_frame_alloc_frag(unsigned int len)
 {
