@@ -121,9 +121,11 @@ selftests: ksrc lib topo
 
 # `make check` and `make demo` are the README's two set-up commands: both
 # first install missing Debian packages, then build (a sub-make, so that
-# KDIR is found once the headers are there).
+# KDIR is found once the headers are there), JOBS at a time (default: one
+# per CPU).
+JOBS ?= $(shell nproc)
 check: deps
-	@$(MAKE) -s all
+	@$(MAKE) -s -j$(JOBS) all
 	@selftests/check.sh
 
 # Each fuzz target for FUZZ_RUNS executions (selftests/fuzz/README).
@@ -174,13 +176,13 @@ w1:
 
 # DEMO_ARGS: options of tools/xnic-demo, e.g. "--vms" or "--nodes 8 --json"
 demo: deps
-	@$(MAKE) -s all
+	@$(MAKE) -s -j$(JOBS) all
 	@tools/xnic-demo $(DEMO_ARGS)
 
 # DDP training over xnic vs gloo on 4 emulated nodes, a node killed and the
 # job restarted from its checkpoint (tools/xnic-demo --train).
 demo-train: deps
-	@$(MAKE) -s all
+	@$(MAKE) -s -j$(JOBS) all
 	@tools/xnic-demo --train $(DEMO_ARGS)
 
 # xnic against rdma_rxe and memcpy in one VM boot; goals are reported.
