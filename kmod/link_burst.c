@@ -24,6 +24,7 @@
 struct xnic_burst_cpu {
 	struct xnic_dev *xdev;		/* the device of the pass; NULL: none */
 	struct sk_buff_head frames;	/* the pass's data frames, in order */
+	unsigned int dropped;		/* of them, dropped by their link */
 };
 
 static DEFINE_PER_CPU(struct xnic_burst_cpu, xnic_burst_cpu);
@@ -67,11 +68,12 @@ static bool xnic_burst_joins(const struct sk_buff *head,
 }
 
 /*
- * Send the frames queued on @q: each with those after it that join it
- * (xnic_burst_joins()) as one carrier.
+ * Send the frames queued on @bc: each with those after it that join it
+ * (xnic_burst_joins()) as one carrier; count those the links dropped.
  */
-static void xnic_burst_flush(struct xnic_dev *xdev, struct sk_buff_head *q)
+static void xnic_burst_flush(struct xnic_burst_cpu *bc)
 {
+	struct sk_buff_head *q = &bc->frames;
 	struct sk_buff *head, *next, **tail;
 	unsigned int frames, bytes, seg;
 
@@ -107,8 +109,10 @@ static void xnic_burst_flush(struct xnic_dev *xdev, struct sk_buff_head *q)
 			skb_shinfo(head)->gso_segs = frames;
 			skb_shinfo(head)->gso_type = SKB_GSO_FRAGLIST;
 		}
-		if (!xnic_link_send(xdev, head, frames, bytes) && frames > 1)
-			xnic_cnt_inc(xdev, XNIC_CNT_TX_BURSTS);
+		if (xnic_link_send(bc->xdev, head, frames, bytes))
+			bc->dropped += frames;
+		else if (frames > 1)
+			xnic_cnt_inc(bc->xdev, XNIC_CNT_TX_BURSTS);
 	}
 }
 
@@ -118,15 +122,21 @@ static void xnic_burst_flush(struct xnic_dev *xdev, struct sk_buff_head *q)
  * @began: what xnic_link_burst_begin() returned
  *
  * Context: as xnic_link_burst_begin(), on the same CPU.
+ * Return: how many of the frames collected their member links dropped
+ * (a full qdisc: congestion right here); 0 when @began is false.
  */
-void xnic_link_burst_end(bool began)
+unsigned int xnic_link_burst_end(bool began)
 {
 	struct xnic_burst_cpu *bc = this_cpu_ptr(&xnic_burst_cpu);
+	unsigned int dropped;
 
 	if (!began)
-		return;
-	xnic_burst_flush(bc->xdev, &bc->frames);
+		return 0;
+	xnic_burst_flush(bc);
+	dropped = bc->dropped;
+	bc->dropped = 0;
 	bc->xdev = NULL;
+	return dropped;
 }
 
 /**
@@ -154,7 +164,7 @@ bool xnic_link_burst_add(struct xnic_dev *xdev, struct sk_buff *skb)
 		return false;
 	if (!skb_is_nonlinear(skb) || skb->ip_summed != CHECKSUM_PARTIAL ||
 	    (skb->dev->features & need) != need) {
-		xnic_burst_flush(xdev, &bc->frames);
+		xnic_burst_flush(bc);
 		return false;
 	}
 	skb_reset_mac_header(skb);

@@ -561,7 +561,7 @@ bool xnic_frame_check_ok(const struct sk_buff *skb,
 
 /* link_burst.c */
 bool xnic_link_burst_begin(struct xnic_dev *xdev);
-void xnic_link_burst_end(bool began);
+unsigned int xnic_link_burst_end(bool began);
 bool xnic_link_burst_add(struct xnic_dev *xdev, struct sk_buff *skb);
 
 /* peer.c */

@@ -425,13 +425,23 @@ int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		if (!skb)
 			goto nomem;
 	}
-	if (xnic_tp_send(qp, tx->remote_node, skb, &i) == -EAGAIN) {
+	status = xnic_tp_send(qp, tx->remote_node, skb, &i);
+	if (status == -EAGAIN) {
 		/* No link credit after all: it goes out with a resend. */
 		s->sent = 0;
 		s->link = XNIC_BOND_NO_LINK;
 		xnic_tx_resend_from(tx, psn, XNIC_RETX_OLD);
 		return 0;
 	}
+	/*
+	 * The link's queue (its qdisc) was full: congestion seen here and
+	 * now, as TCP takes a local drop (tcp_enter_cwr()). The window is
+	 * cut at once, not a round trip later when the hole shows, so that a
+	 * sender stops flooding the queue; the frame is recovered as a lost
+	 * one is.
+	 */
+	if (status == -ENOBUFS)
+		xnic_tx_lost(qp, psn, false);
 	/* Counted once it left: a try without link credit is not one. */
 	if (retx) {
 		xnic_cnt_inc(qp->xdev, XNIC_CNT_RETRANSMITS);
@@ -855,10 +865,13 @@ static int xnic_tx_send_window(struct xnic_qp *qp, unsigned int *budget)
  */
 static int xnic_tx_send_more(struct xnic_qp *qp, unsigned int *budget)
 {
+	struct xnic_tx *tx = &xnic_tp(qp)->tx;
 	bool burst = xnic_link_burst_begin(qp->xdev);
 	int err = xnic_tx_send_window(qp, budget);
 
-	xnic_link_burst_end(burst);
+	/* A link's queue dropped some: see xnic_tx_send_psn(). */
+	if (xnic_link_burst_end(burst) && !err)
+		xnic_tx_lost(qp, tx->next_psn - 1, false);
 	return err;
 }
 
