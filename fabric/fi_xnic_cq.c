@@ -611,12 +611,8 @@ static int xnic_cq_wait_any(struct fi_xnic_cq *cq, int timeout_ms)
 	struct pollfd p = { .fd = cq->wait_fd, .events = POLLIN };
 	int err;
 
+	/* Armed under the lock, the sleep without: other threads read on. */
 	pthread_mutex_lock(&cq->lock);
-	if (!cq->nrdm) {	/* the MSG path polls under the lock */
-		err = xnic_cq_wait(cq->cq, timeout_ms);
-		pthread_mutex_unlock(&cq->lock);
-		return err;
-	}
 	err = fi_xnic_cq_arm_all(cq);
 	pthread_mutex_unlock(&cq->lock);
 	if (err)

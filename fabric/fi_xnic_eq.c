@@ -116,6 +116,24 @@ int fi_xnic_eq_put_err(struct fi_xnic_eq *eq, fid_t fid, void *context,
 	return 0;
 }
 
+/* Called with the lock held, the queue empty: the wait fd goes quiet. */
+static void xnic_eq_quiet(struct fi_xnic_eq *eq)
+{
+	uint64_t v;
+
+	eq->tail = NULL;
+	if (read(eq->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		XNIC_WARN(FI_LOG_EQ, "eventfd read: %s\n", strerror(errno));
+}
+
+/* Called with the lock held: take the head off the queue. */
+static void xnic_eq_pop(struct fi_xnic_eq *eq)
+{
+	eq->head = eq->head->next;
+	if (!eq->head)
+		xnic_eq_quiet(eq);
+}
+
 void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 {
 	struct fi_xnic_eq_ev **pp, *ev, *gone = NULL;
@@ -134,6 +152,9 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 		eq->tail = ev;
 		pp = &ev->next;
 	}
+	/* Else a waiter on FI_GETWAIT would wake for nothing, for ever. */
+	if (!eq->head)
+		xnic_eq_quiet(eq);
 	pthread_mutex_unlock(&eq->lock);
 	while ((ev = gone)) {
 		gone = ev->next;
@@ -141,20 +162,6 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 	}
 }
 
-/* Called with the lock held: take the head off the queue. */
-static void xnic_eq_pop(struct fi_xnic_eq *eq)
-{
-	struct fi_xnic_eq_ev *ev = eq->head;
-	uint64_t v;
-
-	eq->head = ev->next;
-	if (!eq->head) {
-		eq->tail = NULL;
-		if (read(eq->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			XNIC_WARN(FI_LOG_EQ, "eventfd read: %s\n",
-				  strerror(errno));
-	}
-}
 
 static ssize_t xnic_eq_read_locked(struct fi_xnic_eq *eq, uint32_t *event,
 				   void *buf, size_t len, uint64_t flags)

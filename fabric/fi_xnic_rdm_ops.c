@@ -102,8 +102,18 @@ static ssize_t xnic_rdm_send(struct fi_xnic_rdm_ep *ep, const void *buf,
 	 * and SQ room: here only when one is short, so that a small send
 	 * does not poll the CQ again on its way out.
 	 */
-	if (!ep->ntxfree || !c->credit || !xnic_sq_space(c->qp))
+	if (!ep->ntxfree || !c->credit || !xnic_sq_space(c->qp)) {
 		fi_xnic_rdm_progress(ep);
+		/*
+		 * Which may have found the connection failed, retired it and
+		 * destroyed its QP: the send goes on its replacement.
+		 */
+		if (c->dead) {
+			err = fi_xnic_rdm_conn_get(ep, dest, &c);
+			if (err)
+				goto out;
+		}
+	}
 	inl = XNIC_HDR + len <= c->qp->max_inline;
 	eager = inl || (len <= FI_XNIC_RDM_EAGER && c->credit);
 	if (want || !inl) {

@@ -355,6 +355,8 @@ static void xnic_pend_run(struct fi_xnic_rdm_ep *ep)
 		struct fi_xnic_rdm_req *r;
 		int err = 0;
 
+		if (!c->pend.head)	/* not counted in npend */
+			continue;
 		while ((r = c->pend.head) && !c->dead) {
 			err = r->type == FI_XNIC_RDM_REQ_READ ?
 			      xnic_post_read_req(r) :

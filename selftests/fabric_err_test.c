@@ -21,15 +21,21 @@
  *     not know: FI_EHOSTUNREACH;
  *   - connection requests handled out of order: stale handles refused
  *     (-FI_EINVAL), a passive endpoint closed with requests pending
- *     refuses their peers and aborts a later accept (FI_ECONNABORTED).
+ *     refuses their peers and aborts a later accept (FI_ECONNABORTED),
+ *     its unread requests leave the EQ and its wait fd quiet;
+ *   - fi_cq_sread sleeping in one thread: fi_cq_read in another returns
+ *     at once (FI_THREAD_SAFE).
  * Usage: fabric_err_test DEVICE_A DEVICE_B (FI_PROVIDER_PATH must find
  * libxnic-fi.so). Prints TAP; exit 0 when every check passed.
  */
 #include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -242,6 +248,7 @@ static void test_connreq_lifetimes(struct side *A, struct side *B)
 	struct fid_pep *pep;
 	struct fid_ep *a, *b, *b2;
 	struct fid_eq *eq;
+	struct pollfd p;
 	uint32_t type;
 	int t;
 
@@ -304,6 +311,10 @@ static void test_connreq_lifetimes(struct side *A, struct side *B)
 	refused(A, a, "passive endpoint closed, request unread");
 	t = (int)fi_eq_read(B->eq, &type, &ev, sizeof(ev), 0);
 	CHECK(t == -FI_EAGAIN, "its event went with it (%d)", t);
+	MUST(fi_control(&B->eq->fid, FI_GETWAIT, &p.fd));
+	p.events = POLLIN;
+	t = poll(&p, 1, 0);
+	CHECK(t == 0, "and the EQ's wait fd is not readable any more (%d)", t);
 
 	/* fi_eq_write's FI_CONNREQ: its fi_info stays the writer's. */
 	MUST(fi_eq_open(B->fabric, &eqa, &eq, NULL));
@@ -315,6 +326,58 @@ static void test_connreq_lifetimes(struct side *A, struct side *B)
 	t = fi_close(&eq->fid);
 	CHECK(t == 0, "an EQ with a written FI_CONNREQ unread closes (%d)", t);
 	fi_freeinfo(own);	/* a double free if the close had freed it */
+}
+
+struct sleeper {
+	struct fid_cq *cq;
+	ssize_t ret;
+};
+
+static void *cq_sleeper(void *arg)
+{
+	struct sleeper *s = arg;
+	struct fi_cq_data_entry c;
+
+	s->ret = fi_cq_sread(s->cq, &c, 1, NULL, 2000);
+	return NULL;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/*
+ * A thread asleep in fi_cq_sread does not hold the CQ from the others
+ * (before, it held the CQ's lock through each 100 ms slice of its sleep:
+ * another thread's fi_cq_read waited for it, for as long as it slept).
+ */
+static void test_sread_shared(struct side *A)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_DATA,
+				  .wait_obj = FI_WAIT_UNSPEC };
+	struct sleeper s = { .ret = 1 };
+	struct fi_cq_data_entry c;
+	long long t0, took;
+	pthread_t th;
+	int i, again = 0;
+
+	MUST(fi_cq_open(A->domain, &cqa, &s.cq, NULL));
+	MUST(pthread_create(&th, NULL, cq_sleeper, &s));
+	usleep(200 * 1000);
+	t0 = now_ms();
+	for (i = 0; i < 10; i++)
+		again += fi_cq_read(s.cq, &c, 1) == -FI_EAGAIN;
+	took = now_ms() - t0;
+	pthread_join(th, NULL);
+	CHECK(again == 10 && took < 500 && s.ret == -FI_EAGAIN,
+	      "fi_cq_read beside a sleeping fi_cq_sread: %d x -FI_EAGAIN in "
+	      "%lld ms; the sleeper -FI_EAGAIN after its 2 s (%zd)", again,
+	      took, s.ret);
+	fi_close(&s.cq->fid);
 }
 
 #define CQ_SMALL	64	/* entries of the CQs of test_cq_full() */
@@ -786,6 +849,7 @@ int main(int argc, char **argv)
 
 	test_cq_full(&A, &B);
 	test_close_gives_back(&A, &B);
+	test_sread_shared(&A);
 
 	/* fi_shutdown: the peer's EQ says FI_SHUTDOWN. */
 	connect_pair(&A, &B, &q, false);

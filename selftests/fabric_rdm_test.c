@@ -30,7 +30,8 @@
  *     to it after its old connection failed, and its own first send to
  *     an endpoint that has not noticed yet, each get a new connection;
  *     RESTARTS restarts in a row (more than an endpoint's CQ could serve
- *     if the replaced connections were kept);
+ *     if the replaced connections were kept); a restart while the
+ *     sender's eager credits are spent;
  *   - a server endpoint whose CQ has room for PEERS_MAX connections
  *     (rdm_cq_size): the peers beyond are refused, also when they retry,
  *     and connect once peers went away; new peers come and go.
@@ -785,6 +786,79 @@ static void restart(struct side *A, struct side *B)
 	alarm(0);
 }
 
+/*
+ * The completion of @s for @ctx (progressing @o): 0, or its error as a
+ * negative FI_ errno; -FI_ETIMEDOUT. Entries for other contexts (errors
+ * of work posted without a completion wanted) are skipped, counted in
+ * *@skipped.
+ */
+static int until(struct side *s, struct side *o, void *ctx, int *skipped)
+{
+	struct fi_cq_tagged_entry c;
+	struct fi_cq_err_entry e;
+	int r;
+
+	while ((r = next(s, o, &c, NULL, &e))) {
+		if (r == 1 && c.op_context == ctx)
+			return 0;
+		if (r < 0 && e.op_context == ctx)
+			return r;
+		(*skipped)++;
+	}
+	return -FI_ETIMEDOUT;
+}
+
+/*
+ * A spends its eager credits to B (messages B has no receive for), then B
+ * restarts: A's next send, short of credit, makes progress, which finds
+ * the connection failed and retires it; the send goes on a new one
+ * (before, it used the retired connection's destroyed QP: SIGSEGV).
+ */
+static void restart_spent(struct side *A, struct side *B)
+{
+	uint64_t tag = 0x7e58000000000000ULL;
+	struct fi_cq_tagged_entry c;
+	int i, r, skipped = 0;
+	long long end;
+	ssize_t rc;
+
+	signal(SIGALRM, restart_hung);
+	alarm(90);
+	for (i = 0; i < 64; i++) {
+		while ((rc = fi_tinject(A->ep, A->tx, 1024, A->peer, tag)) ==
+		       -FI_EAGAIN) {
+			fi_cq_read(A->cq, &c, 0);
+			fi_cq_read(B->cq, &c, 0);
+		}
+		if (rc)
+			break;
+		fi_cq_read(B->cq, &c, 0);	/* B's bounce buffers back */
+	}
+	CHECK(i == 64, "64 unreceived eager messages sent (%zd %s)", rc,
+	      fi_strerror((int)-rc));
+	drain(B, A, 200);
+	ep_reopen(B);
+	usleep(300 * 1000);	/* A's QP fails; A does not look yet */
+	fill(A->tx, 4096, 58);
+	memset(B->rx, 0, 4096);
+	MUST(fi_trecv(B->ep, B->rx, 4096, NULL, FI_ADDR_UNSPEC, tag + 1, 0, B));
+	rc = fi_tsend(A->ep, A->tx, 4096, NULL, A->peer, tag + 1, A);
+	r = rc ? (int)rc : until(B, A, B, &skipped);
+	if (!r)
+		r = memcmp(A->tx, B->rx, 4096) ? -FI_EIO : until(A, B, A, &skipped);
+	CHECK(r == 0, "then the peer restarted: a send short of credit goes "
+	      "on a new connection (%d %s; %d failed injects reported)", r,
+	      fi_strerror(-r), skipped);
+	/* The failed injects' errors not read yet. */
+	for (end = now_ms() + 200; now_ms() < end;) {
+		struct fi_cq_err_entry e;
+
+		if (fi_cq_read(A->cq, &c, 1) == -FI_EAVAIL)
+			fi_cq_readerr(A->cq, &e, 0);
+	}
+	alarm(0);
+}
+
 #define PEERS_CQ	"800"	/* rdm_cq_size: room for 5 connections */
 #define PEERS_MAX	5
 #define PEERS		(PEERS_MAX + 2)
@@ -979,6 +1053,7 @@ int main(int argc, char **argv)
 	bad_input(&A, &B, argv[1]);
 	av_remove(&A, &B);
 	av_hints(&A);
+	restart_spent(&A, &B);
 	restart(&A, &B);
 	peers(&A, &B);
 
