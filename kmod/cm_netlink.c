@@ -358,10 +358,15 @@ int xnic_cm_nl_rtu_doit(struct sk_buff *skb, struct genl_info *info)
  * @o: the owning socket
  * @ev: what to say
  *
- * Context: any but hard IRQ; does not sleep (GFP_ATOMIC, MSG_DONTWAIT).
- * Return: 0 when queued on the socket; -ENOMEM, -EMSGSIZE, or the
- * unicast's error (-EAGAIN: receive buffer full, -ECONNREFUSED: no such
- * socket).
+ * Nothing is sent once module unload began (xnic_nl_is_live()): the
+ * owner's network namespace, which the record does not reference, may be
+ * gone by then (its socket's release is no longer watched).
+ *
+ * Context: any but hard IRQ, under the CM lock; does not sleep
+ * (GFP_ATOMIC, MSG_DONTWAIT).
+ * Return: 0 when queued on the socket; -ESHUTDOWN during module unload;
+ * -ENOMEM, -EMSGSIZE, or the unicast's error (-EAGAIN: receive buffer
+ * full, -ECONNREFUSED: no such socket).
  */
 int xnic_cm_nl_event(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		     const struct xnic_cm_event_info *ev)
@@ -370,6 +375,8 @@ int xnic_cm_nl_event(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	struct sk_buff *msg;
 	void *hdr;
 
+	if (!xnic_nl_is_live())
+		return -ESHUTDOWN;
 	msg = genlmsg_new(XNIC_CM_NL_EVENT_SIZE, GFP_ATOMIC);
 	if (!msg)
 		return -ENOMEM;

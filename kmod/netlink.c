@@ -811,10 +811,25 @@ err_unlock:
 
 /* ------------------------------ events ------------------------------ */
 
+/**
+ * xnic_nl_is_live() - whether the family is registered and events may go
+ * out
+ *
+ * An event built in an RCU read-side section (or under a spinlock) that
+ * saw true is sent before xnic_nl_exit() returns; none is after.
+ *
+ * Context: any; RCU read or a spinlock around the event's use of it.
+ * Return: false once xnic_nl_exit() started.
+ */
+bool xnic_nl_is_live(void)
+{
+	return READ_ONCE(xnic_nl_live);
+}
+
 /* Whether an event is worth building. Context: RCU read. */
 static bool xnic_nl_want_events(struct xnic_dev *xdev)
 {
-	return READ_ONCE(xnic_nl_live) && READ_ONCE(xdev->registered) &&
+	return xnic_nl_is_live() && READ_ONCE(xdev->registered) &&
 	       xnic_nl_has_listeners(xdev, XNIC_NL_MCGRP_EVENTS);
 }
 

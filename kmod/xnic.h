@@ -238,6 +238,7 @@ int xnic_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 /* netlink.c: generic netlink family "xnic" (uapi/xnic-netlink.h) */
 int xnic_nl_init(void);
 void xnic_nl_exit(void);
+bool xnic_nl_is_live(void);
 void xnic_nl_link_event(struct xnic_link *link, int event);
 void xnic_nl_link_state(struct xnic_link *link);
 void xnic_nl_link_bond_event(struct xnic_link *link, int event);
