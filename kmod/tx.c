@@ -895,6 +895,14 @@ static enum xnic_tp_status xnic_tx_process(struct xnic_qp *qp,
 	    !xnic_rx_run_reads(qp, budget))
 		return XNIC_TP_IDLE;
 	if (state != IB_QPS_RTS) {
+		/*
+		 * A QP that sent, now in RESET: modify_qp published the state
+		 * and waits for the engine to renew the transport
+		 * (xnic_engine_reset_qp()), which drops what was posted. It
+		 * must not fail its WQEs and turn to ERR before that.
+		 */
+		if (state == IB_QPS_RESET && tx->started)
+			return XNIC_TP_IDLE;
 		xnic_tx_bad_state(qp);
 		goto out;
 	}
