@@ -392,6 +392,26 @@ static struct xnic_qp *xnic_cm_conn_qp(struct xnic_cm *cm,
 	return qp;
 }
 
+/*
+ * @qp, connected for @c, is tied to another record: connected again
+ * without a reset, so that tie is void (a CONNECTED record without its QP
+ * is forgotten). Context: @cm->lock held.
+ */
+static void xnic_cm_untie_other(struct xnic_cm *cm, struct xnic_qp *qp,
+				struct xnic_cm_conn *c)
+{
+	struct xnic_cm_conn *old;
+
+	if (!qp->cm_id || qp->cm_id == c->id)
+		return;
+	old = xa_load(&cm->conns, qp->cm_id);
+	if (old && old->bound && old->qpn == c->qpn) {
+		old->bound = false;
+		if (old->state == XNIC_CMS_CONNECTED)
+			xnic_cm_free(cm, old);
+	}
+}
+
 /**
  * xnic_cm_bind() - tie a connection that completed to its QP
  * @cm: the device's CM
@@ -407,19 +427,10 @@ static struct xnic_qp *xnic_cm_conn_qp(struct xnic_cm *cm,
 void xnic_cm_bind(struct xnic_cm *cm, struct xnic_cm_conn *c)
 {
 	struct xnic_qp *qp = xnic_cm_conn_qp(cm, c);
-	struct xnic_cm_conn *old;
 
 	if (!qp)
 		return;
-	if (qp->cm_id && qp->cm_id != c->id) {
-		/* Connected again without a reset: the old tie is void. */
-		old = xa_load(&cm->conns, qp->cm_id);
-		if (old && old->bound && old->qpn == c->qpn) {
-			old->bound = false;
-			if (old->state == XNIC_CMS_CONNECTED)
-				xnic_cm_free(cm, old);
-		}
-	}
+	xnic_cm_untie_other(cm, qp, c);
 	qp->cm_id = c->id;
 	c->bound = true;
 	xnic_qp_put(qp);
@@ -680,6 +691,8 @@ static struct xnic_qp *xnic_cm_rx_dreq(struct xnic_cm *cm, u16 node,
 		qp = NULL;
 	}
 	if (qp) {
+		/* REP_SENT: the QP may still be tied to an older record. */
+		xnic_cm_untie_other(cm, qp, c);
 		qp->cm_id = 0;
 		xnic_cm_inc(cm, XNIC_CM_CNT_DISCONNECTS);
 	}
