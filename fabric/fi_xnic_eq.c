@@ -162,7 +162,6 @@ void fi_xnic_eq_purge(struct fi_xnic_eq *eq, fid_t fid)
 	}
 }
 
-
 static ssize_t xnic_eq_read_locked(struct fi_xnic_eq *eq, uint32_t *event,
 				   void *buf, size_t len, uint64_t flags)
 {
