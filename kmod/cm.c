@@ -370,9 +370,45 @@ void xnic_cm_refuse(struct xnic_cm *cm, struct xnic_cm_conn *c,
 
 /* ----------------------------- disconnect ---------------------------- */
 
+/* Whether @o may name @qp: it created it, or it has CAP_NET_ADMIN. */
+static bool xnic_cm_owns_qp(const struct xnic_cm_owner *o,
+			    const struct xnic_qp *qp)
+{
+	return o->admin || uid_eq(o->uid, qp->owner_uid);
+}
+
+/**
+ * xnic_cm_may_use_qp() - whether a CM request may name a QP
+ * @cm: the device's CM
+ * @o: the requester
+ * @qpn: the QP it names in CONNECT or ACCEPT
+ *
+ * The requests need no privilege (cm_netlink.c), so a QP is tied to a
+ * connection (xnic_cm_bind()), and moved to the error state by its DREQ,
+ * only for a requester of the uid that created it, or with
+ * CAP_NET_ADMIN: else one process could disconnect another's QP.
+ *
+ * Context: process context.
+ * Return: false when @qpn is a QP of another uid (the request fails with
+ * -EPERM); true otherwise, also when there is no such QP (yet).
+ */
+bool xnic_cm_may_use_qp(struct xnic_cm *cm, const struct xnic_cm_owner *o,
+			u32 qpn)
+{
+	struct xnic_qp *qp = xnic_qp_get(cm->xdev, qpn);
+	bool ok;
+
+	if (!qp)
+		return true;
+	ok = xnic_cm_owns_qp(o, qp);
+	xnic_qp_put(qp);
+	return ok;
+}
+
 /*
  * The QP of @c, referenced, when it is connected to @c's peer QP (RTR or
- * RTS, the same node and QPN): else NULL. Context: @cm->lock held.
+ * RTS, the same node and QPN) and @c's owner may name it
+ * (xnic_cm_may_use_qp()): else NULL. Context: @cm->lock held.
  */
 static struct xnic_qp *xnic_cm_conn_qp(struct xnic_cm *cm,
 				       const struct xnic_cm_conn *c)
@@ -382,6 +418,10 @@ static struct xnic_qp *xnic_cm_conn_qp(struct xnic_cm *cm,
 
 	if (!qp)
 		return NULL;
+	if (!xnic_cm_owns_qp(&c->owner, qp)) {
+		xnic_qp_put(qp);
+		return NULL;
+	}
 	/* Pairs with modify_qp's store-release: the peer fields are set. */
 	st = smp_load_acquire(&qp->state);
 	if ((st != IB_QPS_RTR && st != IB_QPS_RTS) ||

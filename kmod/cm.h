@@ -44,10 +44,14 @@ struct xnic_wire_info;
  * @net: its network namespace (compared, not referenced: the socket's
  *	release drops every record first, see xnic_cm_release_owner())
  * @portid: its port id; 0 for none (the owner went away)
+ * @uid: the requester's effective uid: it names only its own QPs
+ * @admin: the requester has CAP_NET_ADMIN: it may name any QP
  */
 struct xnic_cm_owner {
 	struct net *net;
 	u32 portid;
+	kuid_t uid;
+	bool admin;
 };
 
 /**

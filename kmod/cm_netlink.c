@@ -7,8 +7,9 @@
  * the messages, Documentation/cm.rst the protocol.
  *
  * The requests need no privilege: what a socket creates belongs to that
- * socket only (its port id in its network namespace), and every request
- * on an existing record checks the owner.
+ * socket only (its port id in its network namespace), every request
+ * on an existing record checks the owner, and a QP is named only by a
+ * requester of the uid that created it (or with CAP_NET_ADMIN).
  *
  * Locking: requests run under RTNL (the device lookup of netlink.c), then
  * under the device's CM lock (cm.c). Events are built and sent under the
@@ -123,6 +124,9 @@ static void xnic_cm_nl_owner(struct genl_info *info, struct xnic_cm_owner *o)
 {
 	o->net = genl_info_net(info);
 	o->portid = info->snd_portid;
+	/* A generic netlink request runs in its sender's context. */
+	o->uid = current_euid();
+	o->admin = capable(CAP_NET_ADMIN);
 }
 
 static int xnic_cm_nl_listen_common(struct genl_info *info, bool listen)

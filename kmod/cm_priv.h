@@ -183,6 +183,9 @@ static inline void xnic_cm_inc(struct xnic_cm *cm, enum xnic_cm_counter c)
 	atomic64_inc(&cm->cnt[c]);
 }
 
+bool xnic_cm_may_use_qp(struct xnic_cm *cm, const struct xnic_cm_owner *o,
+			u32 qpn);
+
 static inline bool xnic_cm_owner_eq(const struct xnic_cm_owner *a,
 				    const struct xnic_cm_owner *b)
 {

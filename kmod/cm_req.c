@@ -109,7 +109,8 @@ int xnic_cm_unlisten(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
  * Context: process context, RTNL held.
  * Return: 0; -EINVAL when @a->node is this device's own node id;
  * -EHOSTUNREACH when the peer table does not know @a->node although it
- * has had time to learn (xnic_peer_unreachable()); -ENOBUFS at
+ * has had time to learn (xnic_peer_unreachable()); -EPERM when @a->qpn
+ * is a QP of another uid (xnic_cm_may_use_qp()); -ENOBUFS at
  * XNIC_CM_MAX_CONNS records; -ENOMEM.
  */
 int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
@@ -123,6 +124,8 @@ int xnic_cm_connect(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		return -EINVAL;
 	if (xnic_peer_unreachable(xdev, a->node))
 		return -EHOSTUNREACH;
+	if (!xnic_cm_may_use_qp(cm, o, a->qpn))
+		return -EPERM;
 	c = kzalloc(sizeof(*c), XNIC_GFP_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
@@ -179,7 +182,8 @@ static int xnic_cm_pending(struct xnic_cm *cm, const struct xnic_cm_owner *o,
  *
  * Context: process context, RTNL held.
  * Return: 0; -ENOENT: no such request of @o (or it expired); -EINVAL: it
- * was answered already.
+ * was answered already; -EPERM: @qpn is a QP of another uid
+ * (xnic_cm_may_use_qp()).
  */
 int xnic_cm_accept(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 		   u32 id, u32 qpn, u32 psn, const u8 *priv, u8 priv_len)
@@ -188,9 +192,14 @@ int xnic_cm_accept(struct xnic_dev *xdev, const struct xnic_cm_owner *o,
 	struct xnic_cm_conn *c;
 	int err;
 
+	if (!xnic_cm_may_use_qp(cm, o, qpn))
+		return -EPERM;
 	spin_lock_bh(&cm->lock);
 	err = xnic_cm_pending(cm, o, id, &c);
 	if (!err) {
+		/* Its QP is the accepting requester's. */
+		c->owner.uid = o->uid;
+		c->owner.admin = o->admin;
 		c->state = XNIC_CMS_REP_SENT;
 		c->qpn = qpn;
 		c->psn = psn;

@@ -291,6 +291,7 @@ int xnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 	mutex_init(&qp->mutex);
 	spin_lock_init(&qp->state_lock);
 	qp->state = IB_QPS_RESET;
+	qp->owner_uid = current_euid();
 	qp->sq_sig_all = init_attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->path_mtu = xnic_dev_payload_mtu(xdev);
 	refcount_set(&qp->ref, 1);

@@ -186,6 +186,8 @@ struct xnic_cq {
  * @cm_id: communication id of the CM connection this QP is bound to
  *	(0: none); guarded by the device's CM lock (cm.c): the CM sends a
  *	DREQ when the QP is destroyed, reset or moved to the error state
+ * @owner_uid: effective uid of the process that created the QP: only a CM
+ *	request of that uid (or with CAP_NET_ADMIN) ties it (xnic_cm_bind())
  * @post_ns: local_clock() of the QP's last post the engine saw (a
  *	wakeup syscall or a doorbell; a hint written without a lock:
  *	xnic_engine_stream())
@@ -226,6 +228,7 @@ struct xnic_qp {
 	struct xnic_qp_tp tp;
 	u8 tclass;
 	u32 cm_id;
+	kuid_t owner_uid;
 	u64 post_ns;
 	u32 post_epsn;
 	u32 post_streak;

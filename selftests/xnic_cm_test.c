@@ -1442,6 +1442,49 @@ static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd, const char *dev)
 	return msg;
 }
 
+/*
+ * CM requests need no privilege, so a QP is named only by a requester of
+ * the uid that created it: a CONNECT naming it from a process of another
+ * uid is refused with -EPERM (else that process's DREQ could move the QP
+ * to the error state).
+ */
+TEST_F_TIMEOUT(cm, other_uid_qp_refused, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct qp_pair c = { 0 };
+	int status = -1;
+	pid_t pid;
+
+	ASSERT_EQ(0, qp_new(d0, &c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct raw_nl r = { 0 };
+		struct nl_msg *msg;
+		struct nlattr *nest;
+		int err;
+
+		/* All uids non-zero: the capabilities go too. */
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534) || raw_open(&r))
+			_exit(2);
+		msg = raw_msg(&r, XNIC_CMD_CM_CONNECT, d0->name);
+		nest = nla_nest_start(msg, XNIC_A_CM | NLA_F_NESTED);
+		nla_put_u32(msg, XNIC_CM_A_NODE, d1->node_id);
+		nla_put_u64(msg, XNIC_CM_A_SERVICE_ID, SID);
+		nla_put_u32(msg, XNIC_CM_A_QPN, c.qp->qpn);
+		nla_put_u32(msg, XNIC_CM_A_PSN, 5);
+		nla_nest_end(msg, nest);
+		err = raw_run(&r, msg);
+		_exit(err == -EPERM ? 0 : err == 0 ? 3 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x (2: set-up, 3: connect accepted, "
+		       "4: another error than -EPERM)", status);
+	qp_free(&c);
+}
+
 TEST_F_TIMEOUT(cm, hostile_netlink, 120)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
