@@ -342,14 +342,6 @@ static void *cq_sleeper(void *arg)
 	return NULL;
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
 /*
  * A thread asleep in fi_cq_sread does not hold the CQ from the others
  * (before, it held the CQ's lock through each 100 ms slice of its sleep:

@@ -122,14 +122,6 @@ static void side_close(struct side *s)
 	free(s->rx);
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
 /*
  * The next completion of @s (progressing @o too: one thread drives both
  * ends): 1 and @c; -err and @err for an error entry; 0 on timeout.

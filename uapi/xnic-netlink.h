@@ -78,10 +78,12 @@
  * @XNIC_CMD_CM_CONNECT: connect to (NODE, SERVICE_ID): device, XNIC_A_CM
  *	{ NODE, SERVICE_ID, QPN, PSN, optional PRIVATE, TIMEOUT_MS, RETRIES }.
  *	Reply: XNIC_A_CM { ID }. The outcome comes later as a CM_EVENT (REP,
- *	REJ or TIMEOUT) to the requesting socket; after REP, CM_RTU.
+ *	REJ or TIMEOUT) to the requesting socket; after REP, CM_RTU. EPERM
+ *	when QPN is another uid's QP and the requester lacks CAP_NET_ADMIN.
  * @XNIC_CMD_CM_ACCEPT: answer a REQ event: device, XNIC_A_CM { ID, QPN,
  *	PSN, optional PRIVATE }. ESTABLISHED (or TIMEOUT) follows as a
- *	CM_EVENT. ENOENT: no such request of this socket; EINVAL: answered.
+ *	CM_EVENT. ENOENT: no such request of this socket; EINVAL: answered;
+ *	EPERM: as CM_CONNECT.
  * @XNIC_CMD_CM_REJECT: refuse a REQ event: device, XNIC_A_CM { ID,
  *	optional PRIVATE }.
  * @XNIC_CMD_CM_EVENT: kernel to user, unicast to the socket that owns the
