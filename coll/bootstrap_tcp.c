@@ -71,8 +71,12 @@ static int xnic_bs_io(int fd, void *buf, size_t len, bool out, uint64_t end,
 						strerror(errno));
 		if (!n)
 			continue;
-		n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		/* The socket blocks: a send() of more than its buffer holds
+		 * would wait for a peer that does not read, past @end. */
+		n = out ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) :
+			  recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN ||
+			      errno == EWOULDBLOCK))
 			continue;
 		if (n < 0)
 			return xnic_coll_seterr(NULL, -errno, "%s %s: %s",

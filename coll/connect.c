@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "priv.h"
 
@@ -97,12 +98,21 @@ static int xnic_coll_cm_connect(struct xnic_comm *c, int r, uint64_t service)
 {
 	struct xnic_coll_peer *p = &c->peers[r];
 	struct xnic_coll_cm_priv mine;
+	uint64_t end = xnic_coll_now_ns() +
+		       (uint64_t)xnic_coll_cm_ms(c) * 1000000ULL;
 	struct xnic_cm_reply rep;
 	int err;
 
 	xnic_coll_cm_priv_fill(c, &mine);
-	err = xnic_cm_connect(c->ctx, p->qp, p->node, service, &mine,
-			      sizeof(mine), xnic_coll_cm_ms(c), &rep);
+	/*
+	 * -EHOSTUNREACH: the peer table has not learnt the node (yet: it
+	 * may just have come up, as the CM bootstrap allows for too).
+	 */
+	do {
+		err = xnic_cm_connect(c->ctx, p->qp, p->node, service, &mine,
+				      sizeof(mine), xnic_coll_cm_ms(c), &rep);
+	} while (err == -EHOSTUNREACH && xnic_coll_now_ns() < end &&
+		 !usleep(50000));
 	if (err == -ECONNREFUSED)
 		return xnic_coll_seterr(c, err,
 					"connecting to rank %d (node %u, service %#llx): refused: %s",

@@ -248,6 +248,7 @@ struct xnic_coll_req {
  * @head: the active request, then the queued ones in start order
  * @tail: the last queued request
  * @last_ns: when the active request last made progress
+ * @seen_ns: when the communicator was last advanced
  * @progress: set by whatever did something in this loop iteration
  * @need_poll: something we wait for raises no completion (a full SQ or
  *	RQ): do not sleep long
@@ -298,6 +299,7 @@ struct xnic_comm {
 	struct xnic_coll_req *head;
 	struct xnic_coll_req *tail;
 	uint64_t last_ns;
+	uint64_t seen_ns;
 	bool progress;
 	bool need_poll;
 	int gone;

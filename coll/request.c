@@ -92,6 +92,15 @@ static void xnic_coll_advance(struct xnic_comm *c)
 
 	c->progress = false;
 	c->need_poll = false;
+	/*
+	 * Not advanced for a whole timeout (the caller was busy elsewhere, as
+	 * torch-xnic's progress thread in a blocking collective): the peers
+	 * had no chance to be seen, so their timeout starts now.
+	 */
+	t = xnic_coll_now_ns();
+	if (t - c->seen_ns >= tmo)
+		c->last_ns = t;
+	c->seen_ns = t;
 	while ((q = c->head)) {
 		if (c->failed) {
 			xnic_coll_pop(c, c->failed);

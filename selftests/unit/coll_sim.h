@@ -65,6 +65,8 @@ struct sim_qp {
 };
 
 static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Connects refused -EHOSTUNREACH before any is let through (sim_lock). */
+static int sim_unreachable;
 static struct sim_qp *sim_qps[SIM_MAX_QPS];
 static uint32_t sim_next_qpn = 100;
 static atomic_bool sim_stop;
@@ -438,6 +440,11 @@ int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 	memset(reply, 0, sizeof(*reply));
 	sim_deadline(&ts, timeout_ms);
 	pthread_mutex_lock(&sim_lock);
+	if (sim_unreachable > 0) {	/* a node the peer table lacks (yet) */
+		sim_unreachable--;
+		pthread_mutex_unlock(&sim_lock);
+		return -EHOSTUNREACH;
+	}
 	for (k = 0; k < SIM_MAX_QPS && !l; k++)
 		if (sim_listeners[k] && sim_listeners[k]->node == node &&
 		    sim_listeners[k]->sid == service_id)

@@ -15,13 +15,18 @@
  * once and queued on each, finished by waitall or by test loops. Runs
  * under ASan and UBSan.
  */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "kselftest_harness.h"
 #include "coll_sim.h"
 
 /* ============================== ranks =============================== */
 
 enum { SC_DATA, SC_MIXED, SC_ABSENT, SC_MISMATCH, SC_BADDEV, SC_CONCURRENT,
-       SC_DEATH, SC_STALE, SC_CANCEL };
+       SC_DEATH, SC_STALE, SC_CANCEL, SC_UNWATCHED };
 
 struct scenario {
 	int kind;
@@ -410,6 +415,53 @@ static void *rank_main(void *arg)
 	case SC_DEATH:
 		death_main(a, c);
 		break;
+	case SC_UNWATCHED: {
+		/*
+		 * Rank 0 queues two all-reduces; the second begins as the
+		 * first ends, and rank 0, busy elsewhere, does not look at it
+		 * for 3 timeouts; rank 1 joins it 150 ms after rank 0 looks
+		 * again. No timeout: the time rank 0 did not look is not the
+		 * peers' to answer for.
+		 */
+		struct xnic_coll_req *q[2] = { NULL, NULL };
+		float x[2][10];
+		int i, k;
+
+		for (i = 0; i < 20; i++)
+			x[i / 10][i % 10] = (float)(a->rank + 1);
+		if (a->rank == 0) {
+			for (k = 0; k < 2 && !a->ret; k++)
+				a->ret = xnic_allreduce_start(c, x[k], x[k], 10,
+							      XNIC_COLL_FLOAT32,
+							      XNIC_COLL_SUM,
+							      &q[k]);
+			if (!a->ret)
+				a->ret = xnic_coll_wait(q[0]);	/* frees it */
+			/* Its own writes complete: looked at meanwhile. */
+			for (i = 0; i < 100 && !a->ret; i++) {
+				a->ret = xnic_coll_test(q[1]);
+				usleep(1000);
+			}
+			if (!a->ret) {
+				usleep((useconds_t)sc->timeout_ms * 3000);
+				a->ret = xnic_coll_wait(q[1]);
+				q[1] = NULL;
+			}
+			xnic_coll_req_free(q[1]);
+		} else {
+			a->ret = xnic_allreduce(c, x[0], x[0], 10,
+						XNIC_COLL_FLOAT32, XNIC_COLL_SUM);
+			usleep((useconds_t)sc->timeout_ms * 3000 + 150000);
+			if (!a->ret)
+				a->ret = xnic_allreduce(c, x[1], x[1], 10,
+							XNIC_COLL_FLOAT32,
+							XNIC_COLL_SUM);
+		}
+		snprintf(a->msg, sizeof(a->msg), "%s", xnic_comm_strerror(c));
+		for (i = 0; i < 20 && !a->ret; i++)
+			a->bad += x[i / 10][i % 10] != 3.0f;
+		break;
+	}
 	case SC_STALE:
 	case SC_CANCEL:
 		if (a->rank == 0) {
@@ -499,6 +551,16 @@ TEST(allreduce_odd_counts)
 			for (dt = 0; dt < 2; dt++)
 				run_data(_metadata, SC_DATA, n, counts[i], dt,
 					 i & 1, 64, 2);
+}
+
+/* Peer tables still learning the nodes: connects are retried. */
+TEST(connect_retries_an_unknown_node)
+{
+	pthread_mutex_lock(&sim_lock);
+	sim_unreachable = 5;
+	pthread_mutex_unlock(&sim_lock);
+	run_data(_metadata, SC_DATA, 4, 1000, XNIC_COLL_FLOAT32, false, 64, 2);
+	EXPECT_EQ(0, sim_unreachable);
 }
 
 TEST(allreduce_tiny_chunks_one_slot)
@@ -661,6 +723,23 @@ TEST(failed_request_outlives_its_comm)
 	EXPECT_EQ(0, args[0].bad);
 }
 
+/* A request its caller did not look at for a while: no false timeout. */
+TEST(unwatched_request_not_timed_out)
+{
+	struct scenario sc = {
+		.kind = SC_UNWATCHED, .nranks = 2, .timeout_ms = 500,
+	};
+	struct rank_arg args[2];
+	int r;
+
+	run(_metadata, &sc, args);
+	for (r = 0; r < 2; r++) {
+		EXPECT_EQ(0, args[r].init_ret);
+		EXPECT_EQ(0, args[r].ret) TH_LOG("rank %d: %s", r, args[r].msg);
+		EXPECT_EQ(0, args[r].bad);
+	}
+}
+
 /* A request still running when its communicator is destroyed: cancelled. */
 TEST(unfinished_request_cancelled_by_destroy)
 {
@@ -715,6 +794,81 @@ TEST(tcp_bootstrap)
 		EXPECT_EQ(0, args[r].ret);
 		EXPECT_EQ(0, args[r].bad);
 	}
+}
+
+/*
+ * Rank 1 of a TCP bootstrap that sends its part of an all-gather and then
+ * reads nothing (stopped, or busy elsewhere): the bootstrap's wire format
+ * by hand (bootstrap_tcp.c), so it can stop midway.
+ */
+#define MUTE_LEN	(8U << 20)
+
+struct mute_rank {
+	uint16_t port;
+	atomic_bool done;
+};
+
+static void *mute_rank1(void *arg)
+{
+	struct mute_rank *m = arg;
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(m->port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	uint32_t hello[3] = { htole32(XNIC_BS_MAGIC), htole32(1), htole32(2) };
+	uint32_t hdr[2] = { htole32(XNIC_BS_MAGIC), htole32(MUTE_LEN) };
+	uint32_t ack[2];
+	char *part = calloc(1, MUTE_LEN);
+	int fd = -1, i;
+
+	for (i = 0; i < 500 && fd < 0; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(fd);
+			fd = -1;
+			usleep(10000);
+		}
+	}
+	if (fd >= 0 && part &&
+	    send(fd, hello, sizeof(hello), 0) == sizeof(hello) &&
+	    recv(fd, ack, sizeof(ack), MSG_WAITALL) == sizeof(ack) &&
+	    send(fd, hdr, sizeof(hdr), 0) == sizeof(hdr))
+		send(fd, part, MUTE_LEN, 0);
+	while (!atomic_load(&m->done))
+		usleep(10000);
+	if (fd >= 0)
+		close(fd);
+	free(part);
+	return NULL;
+}
+
+TEST(tcp_bootstrap_peer_not_reading)
+{
+	struct mute_rank m = { .port = (uint16_t)(30000 + (getpid() + 1) % 20000) };
+	char *mine = calloc(1, MUTE_LEN), *all = calloc(2, MUTE_LEN);
+	struct xnic_bootstrap *bs = NULL;
+	pthread_t t;
+	uint64_t t0;
+	int err, ms;
+
+	ASSERT_NE(NULL, mine);
+	ASSERT_NE(NULL, all);
+	ASSERT_EQ(0, pthread_create(&t, NULL, mute_rank1, &m));
+	err = xnic_bootstrap_tcp(0, 2, NULL, m.port, 5000, &bs);
+	ASSERT_EQ(0, err) TH_LOG("%s", xnic_comm_strerror(NULL));
+	t0 = xnic_coll_now_ns();
+	/* Rank 0 then sends 16 MiB more than the sockets hold. */
+	err = bs->ops->allgather(bs, mine, all, MUTE_LEN, 1000);
+	ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
+	TH_LOG("all-gather: %d after %d ms: %s", err, ms,
+	       xnic_comm_strerror(NULL));
+	EXPECT_EQ(-ETIMEDOUT, err);
+	EXPECT_LT(ms, 3000);
+	atomic_store(&m.done, true);
+	pthread_join(t, NULL);
+	bs->ops->close(bs);
+	free(mine);
+	free(all);
 }
 
 TEST(bad_arguments)
