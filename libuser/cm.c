@@ -16,8 +16,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <netlink/attr.h>
 #include <netlink/genl/ctrl.h>
@@ -47,6 +50,8 @@ struct xnic_cm_sock {
 	int family;
 	char dev[XNIC_NAME_MAX];
 	struct xnic_cm_ev *head, *tail;
+	int evfd;	/* a listener's: readable while @head is not empty */
+	int epfd;	/* a listener's: the socket and @evfd */
 };
 
 struct xnic_cm_listener {
@@ -89,9 +94,33 @@ static void xnic_cm_sock_close(struct xnic_cm_sock *s)
 		free(ev);
 	}
 	s->tail = NULL;
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->evfd >= 0)
+		close(s->evfd);
+	s->epfd = -1;
+	s->evfd = -1;
 	if (s->sk)
 		nl_socket_free(s->sk);	/* closes: the kernel drops our records */
 	s->sk = NULL;
+}
+
+/*
+ * A listener's descriptor to poll: an epoll set of its netlink socket and
+ * an eventfd readable while events wait on its queue (taken off the
+ * socket by a wait for another kind, they are pending all the same).
+ */
+static int xnic_cm_sock_pollable(struct xnic_cm_sock *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->evfd < 0 || s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &ev) ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, nl_socket_get_fd(s->sk), &ev))
+		return -errno;
+	return 0;
 }
 
 static int xnic_cm_sock_open(struct xnic_cm_sock *s, struct xnic_ctx *ctx)
@@ -99,6 +128,8 @@ static int xnic_cm_sock_open(struct xnic_cm_sock *s, struct xnic_ctx *ctx)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->evfd = -1;
+	s->epfd = -1;
 	snprintf(s->dev, sizeof(s->dev), "%s", ctx->dev.name);
 	s->sk = nl_socket_alloc();
 	if (!s->sk)
@@ -130,10 +161,13 @@ static int xnic_cm_queue(struct xnic_cm_sock *s, const struct xnic_cm_ev *dec)
 	if (!ev)
 		return NL_SKIP;	/* the peer resends, or we time out */
 	*ev = *dec;
-	if (s->tail)
+	if (s->tail) {
 		s->tail->next = ev;
-	else
+	} else {
 		s->head = ev;
+		if (s->evfd >= 0)
+			eventfd_write(s->evfd, 1);
+	}
 	s->tail = ev;
 	return NL_OK;
 }
@@ -282,6 +316,11 @@ static int xnic_cm_wait(struct xnic_cm_sock *s,
 			*pp = ev->next;
 			if (s->tail == ev)
 				s->tail = prev;
+			if (!s->head && s->evfd >= 0) {
+				eventfd_t v;
+
+				eventfd_read(s->evfd, &v);
+			}
 			*evp = ev;
 			return 0;
 		}
@@ -379,6 +418,8 @@ int xnic_cm_listen(struct xnic_ctx *ctx, uint64_t service_id,
 	if (!l)
 		return -ENOMEM;
 	err = xnic_cm_sock_open(&l->s, ctx);
+	if (!err)
+		err = xnic_cm_sock_pollable(&l->s);
 	if (err)
 		goto err;
 	l->service_id = service_id;
@@ -403,7 +444,7 @@ err:
 
 int xnic_cm_listener_fd(const struct xnic_cm_listener *l)
 {
-	return nl_socket_get_fd(l->s.sk);
+	return l->s.epfd;
 }
 
 void xnic_cm_unlisten(struct xnic_cm_listener *l)

@@ -829,8 +829,11 @@ int xnic_cm_listen(struct xnic_ctx *ctx, uint64_t service_id,
 /**
  * xnic_cm_listener_fd() - file descriptor to poll() for requests
  * @l: listener
- * Return: the netlink socket's descriptor (readable when an event is
- * pending; xnic_cm_get_request() with timeout 0 then takes it).
+ * Return: a descriptor (an epoll set) readable while an event is pending,
+ * on the listener's netlink socket or already read off it by another
+ * call on the listener (xnic_cm_get_disconnect() reading a request, say);
+ * xnic_cm_get_request() or xnic_cm_get_disconnect() with timeout 0 then
+ * takes it. Owned by the listener.
  */
 int xnic_cm_listener_fd(const struct xnic_cm_listener *l);
 

@@ -40,6 +40,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -312,6 +313,55 @@ TEST_F_TIMEOUT(cm, reject_by_listener, 60)
 	EXPECT_EQ(-EINVAL, xnic_cm_reject(&s.req, NULL, 0));
 	xnic_cm_unlisten(s.l);
 	qp_free(&c);
+}
+
+struct connecter {
+	struct xt_dev *from, *to;
+	int err;
+};
+
+static void *connecter_main(void *arg)
+{
+	struct connecter *k = arg;
+	struct xnic_cm_reply rep;
+	struct qp_pair c = { 0 };
+
+	k->err = qp_new(k->from, &c);
+	if (!k->err)
+		k->err = xnic_cm_connect(k->from->ctx, c.qp, k->to->node_id,
+					 SID, NULL, 0, 5000, &rep);
+	qp_free(&c);
+	return NULL;
+}
+
+/*
+ * A request read off the socket by a wait for a disconnect is queued on
+ * the listener: its descriptor stays readable until the request is taken
+ * (an event loop that polls it would otherwise never see the request).
+ */
+TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct connecter k = { .from = d0, .to = d1 };
+	struct xnic_cm_listener *l;
+	struct xnic_cm_disconnect d;
+	struct xnic_cm_req req;
+	struct pollfd pfd = { .events = POLLIN };
+	pthread_t t;
+
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
+	pfd.fd = xnic_cm_listener_fd(l);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, pthread_create(&t, NULL, connecter_main, &k));
+	EXPECT_EQ(1, poll(&pfd, 1, 4000));
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_disconnect(l, &d, 0));
+	EXPECT_EQ(1, poll(&pfd, 1, 500));
+	EXPECT_EQ(0, xnic_cm_get_request(l, &req, 0));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(0, xnic_cm_reject(&req, NULL, 0));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-ECONNREFUSED, k.err);
+	xnic_cm_unlisten(l);
 }
 
 /*
