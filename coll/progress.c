@@ -385,13 +385,11 @@ int xnic_coll_check_msg(struct xnic_comm *c, int peer, const char *what,
  * @c: communicator
  * @err: the error (its message is already set)
  *
- * Later collectives return @err at once. Every QP to a peer still there
- * goes to the error state: the CM tells the peers (a DREQ), so they learn
- * of the failure at once rather than after their own timeout. Also when
- * the failure is a peer gone: a rank that does not need that peer (across
- * appliances in a hierarchical all-reduce, a broadcast's non-root) would
- * otherwise wait for us until its timeout. Their errors then name us, not
- * the rank that left first; ours does.
+ * Later collectives return @err at once. Every QP goes to the error
+ * state: the CM tells the peers (a DREQ), so they learn of the failure at
+ * once rather than after their own timeout. Not when a peer is gone:
+ * every other rank learns of that one from its own QP to it, and keeping
+ * ours lets their errors name the rank that left first.
  * Return: @err.
  */
 int xnic_coll_fail(struct xnic_comm *c, int err)
@@ -399,8 +397,10 @@ int xnic_coll_fail(struct xnic_comm *c, int err)
 	int r;
 
 	c->failed = err;
+	if (c->gone)
+		return err;
 	for (r = 0; r < c->nranks; r++)
-		if (r != c->rank && c->peers[r].qp && !c->peers[r].gone)
+		if (r != c->rank && c->peers[r].qp)
 			xnic_modify_qp_err(c->peers[r].qp);
 	return err;
 }

@@ -23,16 +23,12 @@
 
 #define MAXR	8
 
-#define DEATH_HOLD_MS	5000
-
 struct topo {
 	int nranks;
 	const int *appl;	/* NULL: no mesh links */
 	int algo;		/* cfg.algo */
 	bool mesh_fail;		/* the kernel cannot be asked */
-	bool death;		/* the last rank leaves before an all-reduce;
-				 * the others keep their broken
-				 * communicators a while (DEATH_HOLD_MS) */
+	bool death;		/* the last rank leaves before an all-reduce */
 	bool large;		/* 1 Mi f32 and 1000003 bf16 in place, only */
 	size_t chunk;
 };
@@ -271,9 +267,6 @@ static void *hrank_main(void *arg)
 		t0 = xnic_coll_now_ns();
 		one(a, c, 4099, XNIC_COLL_FLOAT32, false, 1);
 		a->elapsed_ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
-		/* As an application that logs, or does other work, first. */
-		if (a->ret)
-			usleep(DEATH_HOLD_MS * 1000);
 		goto out;
 	}
 	/* Back to back, no barriers: fast ranks run phases ahead. */
@@ -466,14 +459,9 @@ TEST(dead_rank_fails_every_phase_fast)
 		EXPECT_EQ(XNIC_COLL_ALGO_HIER, args[r].algo);
 		EXPECT_EQ(-ECONNRESET, args[r].ret);
 		named += strstr(args[r].msg, "rank 5 (node 6) is gone") != NULL;
-		/*
-		 * Far below the 20 s timeout, and below the time the ranks
-		 * that failed first keep their communicators (loose: a
-		 * loaded host).
-		 */
-		EXPECT_LT(args[r].elapsed_ms, DEATH_HOLD_MS - 1000);
+		/* far below the 20 s timeout (loose: a loaded host) */
+		EXPECT_LT(args[r].elapsed_ms, 10000);
 	}
-	/* 2, 3 and 4 need rank 5; 0 and 1 may name whoever broke first */
 	EXPECT_GE(named, 3);
 	EXPECT_EQ(0, args[5].ret);
 }
