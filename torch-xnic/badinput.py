@@ -167,6 +167,19 @@ def run(job, rank, save):
                    output_split_sizes=osp, input_split_sizes=c),
                "alltoall: rank")
     pending_checks(n, checks)
+    completion_checks(n, rank, checks)
+    # A collective marked critical (stream 0) on rank 0 only: refused on
+    # every rank, and the next ones on the bulk streams still pair up.
+    pg = dist.distributed_c10d._get_default_group()
+    if rank == 0:
+        pg._set_critical()
+    want_error("a collective marked critical on rank 0 only",
+               lambda: dist.all_reduce(torch.ones(4)), "calls do not match",
+               "stream 0")
+    t = torch.ones(4)
+    msg, _ = _error(lambda: [dist.all_reduce(t) for _ in range(3)])
+    checks["after the critical mismatch, the streams still pair up"] = (
+        msg is None and bool((t == n ** 3).all()))
     subgroup_device_checks(n, rank, checks)
     wait_timeout_checks(rank, res, checks)
     # Rows of different sizes on different ranks.
@@ -343,6 +356,39 @@ def subgroup_device_checks(n, rank, checks):
             else:
                 os.environ[k] = v
     checks["subgroup: an XNIC_DEVICE list indexed by the job's rank"] = ok
+
+
+def completion_checks(n, rank, checks):
+    """Futures complete in call order, whichever stream finished first:
+    a callback that issues a collective does so in the same order on
+    every rank. And tensors made under inference_mode are written by the
+    collectives that copy into them (every dtype but float32 and
+    bfloat16, gathers)."""
+    order = []
+    for i in range(3):
+        big = torch.ones(1 << 20)  # streams 1 and 2 (XNIC_TORCH_STREAMS=3)
+        small = torch.ones(8)
+        wb = dist.all_reduce(big, async_op=True)
+        ws = dist.all_reduce(small, async_op=True)
+        fb = wb.get_future().then(lambda f, i=i: order.append(("big", i)))
+        fs = ws.get_future().then(lambda f, i=i: order.append(("small", i)))
+        fb.wait()
+        fs.wait()
+    checks["futures complete in call order"] = order == [
+        (k, i) for i in range(3) for k in ("big", "small")]
+
+    def inference():
+        with torch.inference_mode():
+            t = torch.full((5,), rank + 1, dtype=torch.int64)
+            dist.all_reduce(t)
+            outs = [torch.empty(3) for _ in range(n)]
+            dist.all_gather(outs, torch.full((3,), float(rank)))
+            return bool((t == n * (n + 1) // 2).all()) and all(
+                bool((o == r).all()) for r, o in enumerate(outs))
+    ok = []
+    msg, _ = _error(lambda: ok.append(inference()))
+    checks["int64 all_reduce and all_gather under inference_mode"] = (
+        msg is None and ok == [True])
 
 
 def pending_checks(n, checks):

@@ -4,14 +4,18 @@
 // (xnic_pg.hpp describes the design, README the use).
 #include <Python.h>
 #include <dirent.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <system_error>
 
 #include <ATen/MemoryOverlap.h>
+#include <c10/core/InferenceMode.h>
 
 #include "xnic.h"
 #include "xnic_coll.h"
@@ -152,10 +156,13 @@ void WorkXnic::complete(std::exception_ptr err) {
 
 // ---------------------------- completion ---------------------------
 
-// Works to complete, in the order they finished, and the threads that
-// complete them: one, plus one more whenever the work queued has waited
-// kStuck with every thread busy (a callback waiting for a later
-// collective). Shared with its threads, which outlive the group.
+// Works to complete, in call order (the progress thread hands them over
+// so), and the threads that complete them. One completion runs at a
+// time, so callbacks run, and the collectives they issue are enqueued,
+// in call order on every rank. One whose thread has slept kStuck (a
+// callback waiting for a later collective, as PowerSGD's do), not one
+// computing, is left to itself: the next starts beside it, on an idle
+// thread or a new one. Shared with its threads, which outlive the group.
 class ProcessGroupXnic::Completer {
  public:
   static constexpr int64_t kStuck = 10 * 1000 * 1000;  // ns
@@ -163,28 +170,55 @@ class ProcessGroupXnic::Completer {
 
   void push(c10::intrusive_ptr<WorkXnic> work, std::exception_ptr err,
             const std::shared_ptr<Completer>& self) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queue_.emplace_back(std::move(work), err);
-    if (queue_.size() == 1)
-      since_ = nowNs();
-    if (threads_.empty())
-      startLocked(self);
-    cv_.notify_one();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.emplace_back(std::move(work), err);
+      if (!threads_.empty() || tryStartLocked(self)) {
+        cv_.notify_one();
+        return;
+      }
+    }
+    // No thread could be made (RLIMIT_NPROC, a pids cgroup): complete
+    // here, on the progress thread, rather than never.
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (queue_.empty() || !threads_.empty())
+        return;
+      auto w = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      completeOne(w);
+    }
   }
 
   // Whether completions wait: the progress thread then calls grow() at
-  // least every millisecond (the thread that takes the next one may get
-  // stuck in its callback waiting for a later one).
+  // least every millisecond.
   bool pending() {
     std::lock_guard<std::mutex> lock(mutex_);
     return !queue_.empty();
   }
 
+  // Lets the next completion start if the running one's thread has
+  // slept kStuck (sampled at most every millisecond).
   void grow(const std::shared_ptr<Completer>& self) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!queue_.empty() && idle_ == 0 && nowNs() - since_ > kStuck &&
-        threads_.size() < kMaxThreads)
-      startLocked(self);
+    int64_t t = nowNs();
+    if (queue_.empty() || !active_ || t - sampled_ < 1000 * 1000)
+      return;
+    sampled_ = t;
+    if (!sleeping(activeTid_)) {
+      asleepSince_ = 0;
+      return;
+    }
+    if (!asleepSince_)
+      asleepSince_ = t;
+    if (t - asleepSince_ <= kStuck)
+      return;
+    active_ = 0;
+    if (idle_)
+      cv_.notify_one();
+    else if (threads_.size() < kMaxThreads)
+      tryStartLocked(self);
   }
 
   // No more work comes: a thread for each queued Work (so none waits on
@@ -194,7 +228,7 @@ class ProcessGroupXnic::Completer {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
     for (size_t i = idle_; i < queue_.size(); i++)
-      startLocked(self);
+      tryStartLocked(self);
     for (auto& t : threads_)
       t.detach();
     threads_.clear();
@@ -202,41 +236,80 @@ class ProcessGroupXnic::Completer {
   }
 
  private:
-  void startLocked(const std::shared_ptr<Completer>& self) {
-    since_ = nowNs();
-    threads_.emplace_back([self] { self->run(); });
+  using Entry =
+      std::pair<c10::intrusive_ptr<WorkXnic>, std::exception_ptr>;
+
+  bool tryStartLocked(const std::shared_ptr<Completer>& self) {
+    try {
+      threads_.emplace_back([self] { self->run(); });
+      return true;
+    } catch (const std::system_error& e) {
+      TORCH_WARN_ONCE("xnic: no thread to complete collectives on: ",
+                      e.what());
+      return false;
+    }
+  }
+
+  // Whether thread @tid sleeps or waits (state S or D in its stat).
+  static bool sleeping(pid_t tid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    FILE* f = std::fopen(path, "r");
+    if (!f)
+      return false;
+    size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[n] = 0;
+    const char* p = std::strrchr(buf, ')');  // the name may hold any
+    return p && (p[2] == 'S' || p[2] == 'D');
+  }
+
+  static void completeOne(Entry& w) {
+    try {
+      w.first->complete(w.second);
+    } catch (const std::exception& e) {  // a callback's, not ours
+      TORCH_WARN("xnic: a callback of a collective's future threw: ",
+                 e.what());
+    }
+    w.first.reset();  // its callbacks' references, outside the lock
   }
 
   void run() {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       idle_++;
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      cv_.wait(lock,
+               [this] { return stop_ || (!queue_.empty() && !active_); });
       idle_--;
       if (queue_.empty())
         return;  // stopped
       auto w = std::move(queue_.front());
       queue_.pop_front();
-      since_ = nowNs();
+      uint64_t me = ++serial_;
+      active_ = me;
+      activeTid_ = tid;
+      asleepSince_ = 0;
       lock.unlock();
-      try {
-        w.first->complete(w.second);
-      } catch (const std::exception& e) {  // a callback's, not ours
-        TORCH_WARN("xnic: a callback of a collective's future threw: ",
-                   e.what());
-      }
-      w.first.reset();  // its callbacks' references, outside the lock
+      completeOne(w);
       lock.lock();
+      if (active_ == me) {  // not left to itself meanwhile
+        active_ = 0;
+        cv_.notify_one();
+      }
     }
   }
 
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::pair<c10::intrusive_ptr<WorkXnic>, std::exception_ptr>>
-      queue_;
+  std::deque<Entry> queue_;
   std::vector<std::thread> threads_;
   size_t idle_ = 0;
-  int64_t since_ = 0;  // the queue's head waits since (or a thread started)
+  uint64_t serial_ = 0;
+  uint64_t active_ = 0;  // the completion running, not stuck (0: none)
+  pid_t activeTid_ = 0;  // its thread
+  int64_t sampled_ = 0;  // grow() last read activeTid_'s state
+  int64_t asleepSince_ = 0;  // activeTid_ seen asleep since (0: not)
   bool stop_ = false;
 };
 
@@ -257,6 +330,8 @@ struct ProcessGroupXnic::Item {
   State state = CHECKING;
   std::vector<float> check;           // the descriptors, rank r's at r * 8
   struct xnic_coll_req* req = nullptr;  // the check's, then the data's
+  std::exception_ptr err;  // DONE: how it ended
+  bool inference = false;  // enqueued in InferenceMode (its tensors' kind)
   int64_t enqueued = 0;
   int64_t started = 0;
 };
@@ -409,11 +484,13 @@ std::vector<OpTimes> ProcessGroupXnic::takeOpTimes() {
 }
 
 // Stream 0 for a critical collective, else the bulk streams in turn.
+// Every call takes its turn, critical or not, so a rank that marked one
+// critical alone (refused by the check: the stream is in it) stays in
+// step with the others for the next.
 int ProcessGroupXnic::pickStream() {
   int n = (int)comms_.size();
-  if (critical_.exchange(false) || n == 1)
-    return 0;
-  return 1 + (int)(next_++ % (uint64_t)(n - 1));
+  int bulk = n == 1 ? 0 : 1 + (int)(next_++ % (uint64_t)(n - 1));
+  return critical_.exchange(false) ? 0 : bulk;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::submit(
@@ -430,6 +507,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupXnic::submit(
       it->stream = pickStream();
     }
     it->enqueued = nowNs();
+    it->inference = c10::InferenceMode::is_enabled();
     incoming_.push_back(std::move(it));
   }
   cv_.notify_one();
@@ -471,7 +549,7 @@ void ProcessGroupXnic::done(Item& it, std::exception_ptr err) {
     times_.push_back(
         {it.enqueued, it.started ? it.started : nowNs(), nowNs(), it.stream});
   }
-  completer_->push(it.work, err, completer_);
+  it.err = err;  // completed by progress() once every earlier one is
 }
 
 void ProcessGroupXnic::fail(Item& it, const std::string& msg) {
@@ -487,6 +565,12 @@ void ProcessGroupXnic::fail(Item& it, const std::string& msg) {
 // it did. @first: no earlier collective is unfinished; @mayStart: no
 // earlier blocking one is, nor an earlier one of its stream unstarted.
 bool ProcessGroupXnic::advance(Item& it, bool first, bool mayStart) {
+  // Its tensors are written in the mode they were made in: an inference
+  // tensor takes in-place writes only in InferenceMode.
+  // (InferenceMode(false) would turn grad mode on: only when it was.)
+  c10::optional<c10::InferenceMode> inference;
+  if (it.inference)
+    inference.emplace();
   int r;
   switch (it.state) {
     case Item::CHECKING:
@@ -599,8 +683,12 @@ void ProcessGroupXnic::progress() {
       if (it->state != Item::RUNNING)
         unstarted[it->stream] = 1;
     }
-    for (auto i = live.begin(); i != live.end();)
-      i = (*i)->state == Item::DONE ? live.erase(i) : i + 1;
+    // Completed in call order, so that their callbacks run, and the
+    // collectives those issue are enqueued, in the same order on every
+    // rank whatever order the streams finished in.
+    for (; !live.empty() && live.front()->state == Item::DONE;
+         live.pop_front())
+      completer_->push(live.front()->work, live.front()->err, completer_);
     if (moved || live.empty())
       continue;
     reqs.clear();
@@ -630,7 +718,7 @@ void ProcessGroupXnic::startCheck(Item& it) {
   mine[4] = (float)(d.count & M);
   mine[5] = (float)((d.count >> 24) & M);
   mine[6] = (float)(it.seq & M);
-  mine[7] = 1.0f;
+  mine[7] = (float)(it.stream + 1);
   int err = xnic_allreduce_start(checkComm_, it.check.data(),
                                  it.check.data(), it.check.size(),
                                  XNIC_COLL_FLOAT32, XNIC_COLL_SUM, &it.req);
@@ -657,7 +745,8 @@ std::string ProcessGroupXnic::checkResult(const Item& it) {
                       : c10d::opTypeToString((c10d::OpType)(o[0] - 1)))
         << " of " << (uint64_t)o[4] + ((uint64_t)o[5] << 24) << " "
         << c10::toString((c10::ScalarType)(int)o[1]) << " (op " << (int)o[2]
-        << ", root " << (int)o[3] << ", call " << (uint64_t)o[6] << ")";
+        << ", root " << (int)o[3] << ", call " << (uint64_t)o[6]
+        << ", stream " << (int)o[7] - 1 << ")";
   }
   if (!it.desc.localError.empty())
     return "bad arguments: " + it.desc.localError;
