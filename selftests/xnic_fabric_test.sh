@@ -131,12 +131,15 @@ check "flat puts >= 2 x the hierarchical bytes on the uplinks" \
 # 3. a spine fails under traffic
 # Checked all-reduces back to back until told to stop; a line per run in
 # $W/runs ("across" for the run that began before the spine was deleted
-# and ended after), a failed run's output in $W/arfail.
+# and ended after), a failed run's output in $W/arfail. $W/started holds
+# the port of the run in progress: the spine is deleted just after a run
+# began, not in the instant between two runs.
 (
 	port=19010
 	while [[ ! -e $W/stop ]]; do
 		before=0
 		[[ -e $W/deleted ]] || before=1
+		echo "$port" >"$W/started"
 		allreduce 65536 10 "$port" ||
 			cat "$W/ar.json" "$W/ar.err" >>"$W/arfail"
 		if ((before)) && [[ -e $W/deleted ]]; then
@@ -152,6 +155,11 @@ sleep 3
 ip -n fs0 link set sw down
 echo "# spine s0 down"
 sleep 4
+run=$(cat "$W/started")
+for _ in $(seq 200); do
+	[[ $(cat "$W/started") != "$run" ]] && break
+	sleep 0.1
+done
 ip netns del fs0
 touch "$W/deleted"
 echo "# spine s0 deleted"
