@@ -294,6 +294,18 @@ static int64_t xnic_cm_now_ms(void)
 }
 
 /*
+ * On a listener (one thread at a time), an answer to an accept that its
+ * waiter does not take: that accept returned already (timed out), and no
+ * call would ever take it.
+ */
+static bool xnic_cm_orphan(const struct xnic_cm_sock *s,
+			   const struct xnic_cm_ev *ev)
+{
+	return s->evfd >= 0 && ev->event != XNIC_CM_EVENT_REQ &&
+	       ev->event != XNIC_CM_EVENT_DISCONNECTED;
+}
+
+/*
  * Take the first queued event that @match accepts (all when NULL),
  * waiting up to @timeout_ms (negative: for ever). The caller frees it.
  */
@@ -310,9 +322,14 @@ static int xnic_cm_wait(struct xnic_cm_sock *s,
 		struct pollfd pfd;
 		int left, n, err;
 
-		for (pp = &s->head; (ev = *pp); prev = ev, pp = &ev->next) {
-			if (match && !match(ev, arg))
+		for (pp = &s->head; (ev = *pp);) {
+			bool take = !match || match(ev, arg);
+
+			if (!take && !xnic_cm_orphan(s, ev)) {
+				prev = ev;
+				pp = &ev->next;
 				continue;
+			}
 			*pp = ev->next;
 			if (s->tail == ev)
 				s->tail = prev;
@@ -321,8 +338,11 @@ static int xnic_cm_wait(struct xnic_cm_sock *s,
 
 				eventfd_read(s->evfd, &v);
 			}
-			*evp = ev;
-			return 0;
+			if (take) {
+				*evp = ev;
+				return 0;
+			}
+			free(ev);
 		}
 		left = timeout_ms < 0 ? -1 :
 		       (int)(end - xnic_cm_now_ms() > 0 ?

@@ -318,19 +318,19 @@ TEST_F_TIMEOUT(cm, reject_by_listener, 60)
 struct connecter {
 	struct xt_dev *from, *to;
 	int err;
+	struct qp_pair c;	/* the caller frees it */
 };
 
 static void *connecter_main(void *arg)
 {
 	struct connecter *k = arg;
 	struct xnic_cm_reply rep;
-	struct qp_pair c = { 0 };
 
-	k->err = qp_new(k->from, &c);
+	k->err = qp_new(k->from, &k->c);
 	if (!k->err)
-		k->err = xnic_cm_connect(k->from->ctx, c.qp, k->to->node_id,
-					 SID, NULL, 0, 5000, &rep);
-	qp_free(&c);
+		k->err = xnic_cm_connect(k->from->ctx, k->c.qp,
+					 k->to->node_id, SID, NULL, 0, 5000,
+					 &rep);
 	return NULL;
 }
 
@@ -361,6 +361,42 @@ TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
 	EXPECT_EQ(0, xnic_cm_reject(&req, NULL, 0));
 	pthread_join(t, NULL);
 	EXPECT_EQ(-ECONNREFUSED, k.err);
+	qp_free(&k.c);
+	xnic_cm_unlisten(l);
+}
+
+/*
+ * An accept that gave up before its answer came: the answer, queued on
+ * the listener when it comes, is dropped by the listener's next call
+ * (no call would take it), and the descriptor is quiet again.
+ */
+TEST_F_TIMEOUT(cm, listener_fd_quiet_after_accept_timeout, 60)
+{
+	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
+	struct connecter k = { .from = d0, .to = d1 };
+	struct xnic_cm_listener *l;
+	struct xnic_cm_req req;
+	struct pollfd pfd = { .events = POLLIN };
+	struct qp_pair p = { 0 };
+	pthread_t t;
+	int err;
+
+	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
+	pfd.fd = xnic_cm_listener_fd(l);
+	ASSERT_EQ(0, pthread_create(&t, NULL, connecter_main, &k));
+	ASSERT_EQ(0, xnic_cm_get_request(l, &req, 4000));
+	ASSERT_EQ(0, qp_new(d1, &p));
+	err = xnic_cm_accept(&req, p.qp, NULL, 0, 0);	/* no wait */
+	TH_LOG("accept without waiting: %s", xnic_strerror(err));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, k.err);
+	/* The connect returned: the ESTABLISHED went to the listener. */
+	if (err == -ETIMEDOUT)
+		EXPECT_EQ(1, poll(&pfd, 1, 2000));
+	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 0));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	qp_free(&k.c);
+	qp_free(&p);
 	xnic_cm_unlisten(l);
 }
 
