@@ -315,22 +315,32 @@ TEST_F_TIMEOUT(cm, reject_by_listener, 60)
 	qp_free(&c);
 }
 
-struct connecter {
-	struct xt_dev *from, *to;
+/* @n connects (at most NCONN / NTHREADS) in a thread of their own. */
+struct client {
+	struct xt_dev *dev;
+	uint32_t node;
+	int n;
+	struct qp_pair p[NCONN / NTHREADS];
+	uint32_t remote_qpn[NCONN / NTHREADS];
 	int err;
-	struct qp_pair c;	/* the caller frees it */
 };
 
-static void *connecter_main(void *arg)
+static void *client_main(void *arg)
 {
-	struct connecter *k = arg;
+	struct client *cl = arg;
 	struct xnic_cm_reply rep;
+	int k;
 
-	k->err = qp_new(k->from, &k->c);
-	if (!k->err)
-		k->err = xnic_cm_connect(k->from->ctx, k->c.qp,
-					 k->to->node_id, SID, NULL, 0, 5000,
-					 &rep);
+	for (k = 0; k < cl->n; k++) {
+		cl->err = qp_new(cl->dev, &cl->p[k]);
+		if (cl->err)
+			return NULL;
+		cl->err = xnic_cm_connect(cl->dev->ctx, cl->p[k].qp, cl->node,
+					  SID, NULL, 0, 10000, &rep);
+		if (cl->err)
+			return NULL;
+		cl->remote_qpn[k] = rep.remote_qpn;
+	}
 	return NULL;
 }
 
@@ -342,7 +352,7 @@ static void *connecter_main(void *arg)
 TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
-	struct connecter k = { .from = d0, .to = d1 };
+	struct client k = { .dev = d0, .node = d1->node_id, .n = 1 };
 	struct xnic_cm_listener *l;
 	struct xnic_cm_disconnect d;
 	struct xnic_cm_req req;
@@ -352,7 +362,7 @@ TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
 	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
 	pfd.fd = xnic_cm_listener_fd(l);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	ASSERT_EQ(0, pthread_create(&t, NULL, connecter_main, &k));
+	ASSERT_EQ(0, pthread_create(&t, NULL, client_main, &k));
 	EXPECT_EQ(1, poll(&pfd, 1, 4000));
 	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_disconnect(l, &d, 0));
 	EXPECT_EQ(1, poll(&pfd, 1, 500));
@@ -361,7 +371,7 @@ TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
 	EXPECT_EQ(0, xnic_cm_reject(&req, NULL, 0));
 	pthread_join(t, NULL);
 	EXPECT_EQ(-ECONNREFUSED, k.err);
-	qp_free(&k.c);
+	qp_free(&k.p[0]);
 	xnic_cm_unlisten(l);
 }
 
@@ -373,7 +383,7 @@ TEST_F_TIMEOUT(cm, listener_fd_sees_queued_request, 60)
 TEST_F_TIMEOUT(cm, listener_fd_quiet_after_accept_timeout, 60)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
-	struct connecter k = { .from = d0, .to = d1 };
+	struct client k = { .dev = d0, .node = d1->node_id, .n = 1 };
 	struct xnic_cm_listener *l;
 	struct xnic_cm_req req;
 	struct pollfd pfd = { .events = POLLIN };
@@ -383,7 +393,7 @@ TEST_F_TIMEOUT(cm, listener_fd_quiet_after_accept_timeout, 60)
 
 	ASSERT_EQ(0, xnic_cm_listen(d1->ctx, SID, &l));
 	pfd.fd = xnic_cm_listener_fd(l);
-	ASSERT_EQ(0, pthread_create(&t, NULL, connecter_main, &k));
+	ASSERT_EQ(0, pthread_create(&t, NULL, client_main, &k));
 	ASSERT_EQ(0, xnic_cm_get_request(l, &req, 4000));
 	ASSERT_EQ(0, qp_new(d1, &p));
 	err = xnic_cm_accept(&req, p.qp, NULL, 0, 0);	/* no wait */
@@ -395,7 +405,7 @@ TEST_F_TIMEOUT(cm, listener_fd_quiet_after_accept_timeout, 60)
 		EXPECT_EQ(1, poll(&pfd, 1, 2000));
 	EXPECT_EQ(-ETIMEDOUT, xnic_cm_get_request(l, &req, 0));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	qp_free(&k.c);
+	qp_free(&k.p[0]);
 	qp_free(&p);
 	xnic_cm_unlisten(l);
 }
@@ -597,33 +607,6 @@ TEST_F_TIMEOUT(cm, listener_gone_before_connect, 60)
 	qp_free(&c);
 }
 
-struct client {
-	struct xt_dev *dev;
-	uint32_t node;
-	struct qp_pair p[NCONN / NTHREADS];
-	uint32_t remote_qpn[NCONN / NTHREADS];
-	int err;
-};
-
-static void *client_main(void *arg)
-{
-	struct client *cl = arg;
-	struct xnic_cm_reply rep;
-	int k;
-
-	for (k = 0; k < NCONN / NTHREADS; k++) {
-		cl->err = qp_new(cl->dev, &cl->p[k]);
-		if (cl->err)
-			return NULL;
-		cl->err = xnic_cm_connect(cl->dev->ctx, cl->p[k].qp, cl->node,
-					  SID, NULL, 0, 10000, &rep);
-		if (cl->err)
-			return NULL;
-		cl->remote_qpn[k] = rep.remote_qpn;
-	}
-	return NULL;
-}
-
 TEST_F_TIMEOUT(cm, many_concurrent_connects, 600)
 {
 	struct xt_dev *d0 = &self->env.dev[0], *d1 = &self->env.dev[1];
@@ -643,6 +626,7 @@ TEST_F_TIMEOUT(cm, many_concurrent_connects, 600)
 	for (i = 0; i < NTHREADS; i++) {
 		cl[i].dev = d0;
 		cl[i].node = d1->node_id;
+		cl[i].n = NCONN / NTHREADS;
 		ASSERT_EQ(0, pthread_create(&ct[i], NULL, client_main, &cl[i]));
 	}
 	for (i = 0; i < NTHREADS; i++) {
