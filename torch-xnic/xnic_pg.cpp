@@ -214,7 +214,7 @@ class ProcessGroupXnic::Completer {
       asleepSince_ = t;
     if (t - asleepSince_ <= kStuck)
       return;
-    active_ = 0;
+    active_ = false;
     if (idle_)
       cv_.notify_one();
     else if (threads_.size() < kMaxThreads)
@@ -286,15 +286,14 @@ class ProcessGroupXnic::Completer {
         return;  // stopped
       auto w = std::move(queue_.front());
       queue_.pop_front();
-      uint64_t me = ++serial_;
-      active_ = me;
+      active_ = true;
       activeTid_ = tid;
       asleepSince_ = 0;
       lock.unlock();
       completeOne(w);
       lock.lock();
-      if (active_ == me) {  // not left to itself meanwhile
-        active_ = 0;
+      if (active_ && activeTid_ == tid) {  // not left to itself meanwhile
+        active_ = false;
         cv_.notify_one();
       }
     }
@@ -305,9 +304,8 @@ class ProcessGroupXnic::Completer {
   std::deque<Entry> queue_;
   std::vector<std::thread> threads_;
   size_t idle_ = 0;
-  uint64_t serial_ = 0;
-  uint64_t active_ = 0;  // the completion running, not stuck (0: none)
-  pid_t activeTid_ = 0;  // its thread
+  bool active_ = false;  // a completion runs, not left to itself
+  pid_t activeTid_ = 0;  // its thread (the last one's while none runs)
   int64_t sampled_ = 0;  // grow() last read activeTid_'s state
   int64_t asleepSince_ = 0;  // activeTid_ seen asleep since (0: not)
   bool stop_ = false;
