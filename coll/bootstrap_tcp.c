@@ -8,7 +8,10 @@
  *
  * Messages (little-endian): a connecting rank sends {magic, rank,
  * nranks} and rank 0 answers {magic, 0}; an all-gather sends {magic,
- * len} and len bytes each way.
+ * len} and len bytes each way. Rank 0 reads the hellos of several
+ * connections at once and closes those that are not ours (other magic,
+ * or closed before the end of the hello); a hello with our magic that
+ * names an impossible rank fails the bootstrap (-EPROTO).
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -183,70 +186,220 @@ static void xnic_bs_sock_setup(int fd)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+/*
+ * Rank 0 keeps up to nranks + XNIC_BS_STRAYS accepted connections whose
+ * hello is not complete yet, so that a stray connection (a port scanner,
+ * another program) neither blocks the ranks behind it nor, without our
+ * magic, fails the bootstrap.
+ */
+#define XNIC_BS_STRAYS	8
+
+/**
+ * struct xnic_bs_pend - a connection rank 0 accepted but has not identified
+ * @fd: the socket
+ * @got: bytes of @hello read so far
+ * @hello: {magic, rank, nranks} as it arrives
+ */
+struct xnic_bs_pend {
+	int fd;
+	size_t got;
+	uint32_t hello[3];
+};
+
+/**
+ * struct xnic_bs_lobby - rank 0's listener and its pending connections
+ * @lfd: the listening socket (non-blocking), -1 when not open
+ * @n: pending connections in @p, oldest first
+ * @max: room in @p
+ * @p: the pending connections
+ * @pfd: poll set: @lfd, then @p's sockets
+ */
+struct xnic_bs_lobby {
+	int lfd;
+	int n;
+	int max;
+	struct xnic_bs_pend *p;
+	struct pollfd *pfd;
+};
+
+/* Rank 0's listening socket, non-blocking so that accept4() never waits. */
+static int xnic_bs_listen(const struct sockaddr_in *sa, int backlog)
+{
+	int fd, one = 1, err;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return xnic_coll_seterr(NULL, -errno, "socket: %s",
+					strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) ||
+	    listen(fd, backlog)) {
+		err = xnic_coll_seterr(NULL, -errno, "listening on %s port %u: %s",
+				       inet_ntoa(sa->sin_addr),
+				       ntohs(sa->sin_port), strerror(errno));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Take pending connection @i out of @l; close it unless a rank keeps it. */
+static void xnic_bs_unpend(struct xnic_bs_lobby *l, int i, bool close_fd)
+{
+	if (close_fd)
+		close(l->p[i].fd);
+	l->n--;
+	memmove(&l->p[i], &l->p[i + 1], (size_t)(l->n - i) * sizeof(*l->p));
+}
+
+static void xnic_bs_lobby_close(struct xnic_bs_lobby *l)
+{
+	while (l->n)
+		xnic_bs_unpend(l, l->n - 1, true);
+	if (l->lfd >= 0)
+		close(l->lfd);
+	free(l->p);
+	free(l->pfd);
+}
+
+/* Accept a connection; when @l is full, the oldest pending one goes. */
+static void xnic_bs_admit(struct xnic_bs_lobby *l)
+{
+	int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;		/* gone meanwhile, or no room: poll again */
+	xnic_bs_sock_setup(fd);
+	if (l->n == l->max)
+		xnic_bs_unpend(l, 0, true);
+	l->p[l->n++] = (struct xnic_bs_pend){ .fd = fd };
+}
+
+/*
+ * Read what has come of @p's hello, without waiting: 1 once it is
+ * complete, 0 while more is to come, -1 for a stranger (not our magic,
+ * or closed or failed before the end of its hello).
+ */
+static int xnic_bs_hello_read(struct xnic_bs_pend *p)
+{
+	uint32_t magic = htole32(XNIC_BS_MAGIC);
+	ssize_t n;
+
+	n = recv(p->fd, (char *)p->hello + p->got, sizeof(p->hello) - p->got,
+		 MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ||
+		       errno == EWOULDBLOCK ? 0 : -1;
+	if (!n)
+		return -1;
+	p->got += (size_t)n;
+	if (memcmp(p->hello, &magic,
+		   p->got < sizeof(magic) ? p->got : sizeof(magic)))
+		return -1;
+	return p->got == sizeof(p->hello);
+}
+
+/*
+ * A complete hello with our magic on @fd: the rank it names joins (and
+ * gets the ack), or the claim is impossible, which is a misconfigured
+ * job: -EPROTO, saying so, beats a timeout.
+ */
+static int xnic_bs_hello_take(struct xnic_bs_tcp *t, const uint32_t *hello,
+			      int fd, uint64_t end)
+{
+	uint32_t ack[2] = { htole32(XNIC_BS_MAGIC), 0 };
+	uint32_t r = le32toh(hello[1]), n = le32toh(hello[2]);
+	char name[32];
+	int err;
+
+	if (n != (uint32_t)t->nranks)
+		return xnic_coll_seterr(NULL, -EPROTO,
+					"a connection claimed to be rank %u of %u, but this job has %d ranks",
+					r, n, t->nranks);
+	if (r < 1 || r >= n)
+		return xnic_coll_seterr(NULL, -EPROTO,
+					"a connection claimed to be rank %u of %u: out of range",
+					r, n);
+	if (t->fd[r] >= 0)
+		return xnic_coll_seterr(NULL, -EPROTO,
+					"a second connection claimed to be rank %u of %u",
+					r, n);
+	xnic_bs_peer_name(name, sizeof(name), (int)r);
+	err = xnic_bs_io(fd, ack, sizeof(ack), true, end, name);
+	if (!err)
+		t->fd[r] = fd;
+	return err;
+}
+
+/* One poll(2) round over @l: hellos read, new connections accepted. */
+static int xnic_bs_lobby_poll(struct xnic_bs_tcp *t, struct xnic_bs_lobby *l,
+			      uint64_t end, int *got)
+{
+	int i, n, err;
+
+	l->pfd[0] = (struct pollfd){ .fd = l->lfd, .events = POLLIN };
+	for (i = 0; i < l->n; i++)
+		l->pfd[1 + i] = (struct pollfd){
+			.fd = l->p[i].fd, .events = POLLIN,
+		};
+	n = poll(l->pfd, (nfds_t)l->n + 1, xnic_bs_ms_left(end));
+	if (n < 0 && errno != EINTR)
+		return xnic_coll_seterr(NULL, -errno, "poll: %s",
+					strerror(errno));
+	if (n <= 0)
+		return 0;
+	/* Backwards: taking @p[i] out moves only those already seen. */
+	for (i = l->n - 1; i >= 0 && *got < t->nranks - 1; i--) {
+		if (!l->pfd[1 + i].revents)
+			continue;
+		n = xnic_bs_hello_read(&l->p[i]);
+		if (n < 0) {
+			xnic_bs_unpend(l, i, true);
+		} else if (n) {
+			err = xnic_bs_hello_take(t, l->p[i].hello,
+						 l->p[i].fd, end);
+			if (err)
+				return err;
+			xnic_bs_unpend(l, i, false);
+			(*got)++;
+		}
+	}
+	if (l->pfd[0].revents && *got < t->nranks - 1)
+		xnic_bs_admit(l);
+	return 0;
+}
+
 /* Rank 0: accept the others and check who they are. */
 static int xnic_bs_accept(struct xnic_bs_tcp *t,
 			  const struct sockaddr_in *sa, uint64_t end)
 {
-	struct pollfd pfd = { .events = POLLIN };
-	uint32_t hello[3], ack[2] = { htole32(XNIC_BS_MAGIC), 0 };
-	int lfd, fd = -1, one = 1, got = 0, ms, n, r, err;
+	struct xnic_bs_lobby l = {
+		.lfd = -1, .max = t->nranks + XNIC_BS_STRAYS,
+	};
+	int got = 0, err = 0;
 
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
-		return xnic_coll_seterr(NULL, -errno, "socket: %s",
-					strerror(errno));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (const struct sockaddr *)sa, sizeof(*sa)) ||
-	    listen(lfd, t->nranks)) {
-		err = xnic_coll_seterr(NULL, -errno, "listening on %s port %u: %s",
-				       inet_ntoa(sa->sin_addr),
-				       ntohs(sa->sin_port), strerror(errno));
-		close(lfd);
-		return err;
+	l.p = calloc((size_t)l.max, sizeof(*l.p));
+	l.pfd = calloc((size_t)l.max + 1, sizeof(*l.pfd));
+	if (!l.p || !l.pfd) {
+		err = xnic_coll_seterr(NULL, -ENOMEM, "bootstrap: out of memory");
+		goto out;
 	}
-	pfd.fd = lfd;
-	while (got < t->nranks - 1) {
-		ms = xnic_bs_ms_left(end);
-		if (!ms) {
+	l.lfd = xnic_bs_listen(sa, l.max);
+	if (l.lfd < 0) {
+		err = l.lfd;
+		goto out;
+	}
+	while (!err && got < t->nranks - 1) {
+		if (xnic_bs_ms_left(end))
+			err = xnic_bs_lobby_poll(t, &l, end, &got);
+		else
 			err = xnic_coll_seterr(NULL, -ETIMEDOUT,
 					       "only %d of %d ranks connected in time",
 					       got + 1, t->nranks);
-			goto out;
-		}
-		n = poll(&pfd, 1, ms);
-		if (n <= 0)
-			continue;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		xnic_bs_sock_setup(fd);
-		err = xnic_bs_io(fd, hello, sizeof(hello), false, end,
-				 "a connecting rank");
-		if (err)
-			goto out;
-		r = (int)le32toh(hello[1]);
-		if (le32toh(hello[0]) != XNIC_BS_MAGIC || r < 1 ||
-		    r >= t->nranks || t->fd[r] >= 0 ||
-		    le32toh(hello[2]) != (uint32_t)t->nranks) {
-			err = xnic_coll_seterr(NULL, -EPROTO,
-					       "a connection claimed to be rank %d of %u (magic %#x): duplicate, out of range, or not ours",
-					       r, le32toh(hello[2]),
-					       le32toh(hello[0]));
-			goto out;
-		}
-		err = xnic_bs_io(fd, ack, sizeof(ack), true, end,
-				 "a connecting rank");
-		if (err)
-			goto out;
-		t->fd[r] = fd;
-		fd = -1;
-		got++;
 	}
-	err = 0;
 out:
-	if (fd >= 0)
-		close(fd);
-	close(lfd);
+	/* Every rank is in (or we failed): the strays still pending go. */
+	xnic_bs_lobby_close(&l);
 	return err;
 }
 

@@ -10,7 +10,8 @@
  * trips), back-to-back collectives of mixed kinds without barriers,
  * broadcast from every root, barrier, a rank that fails during set-up,
  * a rank that never shows up (timeout), ranks that disagree on the count
- * (protocol error), the TCP bootstrap, and the non-blocking API: several
+ * (protocol error), the TCP bootstrap (with stray connections to rank
+ * 0's port, and impossible claims), and the non-blocking API: several
  * communicators with all-reduces, broadcasts and barriers in flight at
  * once and queued on each, finished by waitall or by test loops. Runs
  * under ASan and UBSan.
@@ -18,6 +19,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
@@ -796,6 +798,26 @@ TEST(tcp_bootstrap)
 	}
 }
 
+/* A connection to @port on this host, retried while nobody listens. */
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET, .sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = -1, i;
+
+	for (i = 0; i < 500 && fd < 0; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(fd);
+			fd = -1;
+			usleep(10000);
+		}
+	}
+	return fd;
+}
+
 /*
  * Rank 1 of a TCP bootstrap that sends its part of an all-gather and then
  * reads nothing (stopped, or busy elsewhere): the bootstrap's wire format
@@ -811,24 +833,12 @@ struct mute_rank {
 static void *mute_rank1(void *arg)
 {
 	struct mute_rank *m = arg;
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET, .sin_port = htons(m->port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
 	uint32_t hello[3] = { htole32(XNIC_BS_MAGIC), htole32(1), htole32(2) };
 	uint32_t hdr[2] = { htole32(XNIC_BS_MAGIC), htole32(MUTE_LEN) };
 	uint32_t ack[2];
 	char *part = calloc(1, MUTE_LEN);
-	int fd = -1, i;
+	int fd = connect_to(m->port);
 
-	for (i = 0; i < 500 && fd < 0; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-			close(fd);
-			fd = -1;
-			usleep(10000);
-		}
-	}
 	if (fd >= 0 && part &&
 	    send(fd, hello, sizeof(hello), 0) == sizeof(hello) &&
 	    recv(fd, ack, sizeof(ack), MSG_WAITALL) == sizeof(ack) &&
@@ -869,6 +879,199 @@ TEST(tcp_bootstrap_peer_not_reading)
 	bs->ops->close(bs);
 	free(mine);
 	free(all);
+}
+
+/* Has the other end closed @fd (within @ms)? */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return fd >= 0 && poll(&pfd, 1, ms) == 1 &&
+	       recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/*
+ * Stray connections to rank 0's bootstrap port (a port scanner, another
+ * program) before ranks 1 and 2 connect: one sends 12 bytes that are not
+ * a hello, one sends nothing and stays open, one closes at once. The
+ * three ranks (threads) must bootstrap and all-gather anyway, at once,
+ * not at the deadline; rank 0 then closes the silent one.
+ */
+#define STRAY_TIMEOUT	10000
+
+struct stray_rank {
+	int rank;
+	uint16_t port;
+	atomic_bool *go;
+	int err;
+	uint32_t all[3];
+	char msg[XNIC_COLL_ERRLEN];
+};
+
+static void *stray_rank_main(void *arg)
+{
+	struct stray_rank *a = arg;
+	struct xnic_bootstrap *bs = NULL;
+	uint32_t mine = 100 + (uint32_t)a->rank;
+
+	while (!atomic_load(a->go))
+		usleep(1000);
+	a->err = xnic_bootstrap_tcp(a->rank, 3, NULL, a->port, STRAY_TIMEOUT,
+				    &bs);
+	if (!a->err)
+		a->err = bs->ops->allgather(bs, &mine, a->all, sizeof(mine),
+					    STRAY_TIMEOUT);
+	if (a->err)
+		snprintf(a->msg, sizeof(a->msg), "%s",
+			 xnic_comm_strerror(NULL));
+	xnic_bootstrap_close(bs);
+	return NULL;
+}
+
+/* One stray connection of @kind (0 silent, 1 closes, 2 garbage). */
+static int stray(uint16_t port, int kind)
+{
+	static const char garbage[] = "GET / HTTP/1.0\r\n";
+	int fd = connect_to(port);
+
+	if (fd < 0 || !kind)
+		return fd;
+	if (kind == 2 && send(fd, garbage, 12, 0) != 12) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void run_strays(struct __test_metadata *_metadata, uint16_t port,
+		       const int kinds[3])
+{
+	atomic_bool now = true, later = false;
+	struct stray_rank a[3];
+	int silent = -1, fd, r, k, ms;
+	uint64_t t0 = xnic_coll_now_ns();
+	pthread_t t[3];
+
+	for (r = 0; r < 3; r++) {
+		a[r] = (struct stray_rank){
+			.rank = r, .port = port, .go = r ? &later : &now,
+		};
+		ASSERT_EQ(0, pthread_create(&t[r], NULL, stray_rank_main,
+					    &a[r]));
+	}
+	for (k = 0; k < 3; k++) {
+		fd = stray(port, kinds[k]);
+		EXPECT_LE(0, fd);
+		if (!kinds[k])
+			silent = fd;
+	}
+	atomic_store(&later, true);
+	for (r = 0; r < 3; r++)
+		pthread_join(t[r], NULL);
+	ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
+	TH_LOG("bootstrap and all-gather in %d ms", ms);
+	for (r = 0; r < 3; r++) {
+		if (a[r].err)
+			TH_LOG("rank %d: %d: %s", r, a[r].err, a[r].msg);
+		EXPECT_EQ(0, a[r].err);
+		for (k = 0; k < 3 && !a[r].err; k++)
+			EXPECT_EQ(100 + k, (int)a[r].all[k]);
+	}
+	EXPECT_LT(ms, STRAY_TIMEOUT / 2);
+	/* Every rank is in: rank 0 closed the stray still pending. */
+	EXPECT_TRUE(closed_within(silent, 1000));
+	if (silent >= 0)
+		close(silent);
+}
+
+TEST(tcp_bootstrap_ignores_strays_garbage_first)
+{
+	static const int kinds[3] = { 2, 0, 1 };
+
+	run_strays(_metadata, (uint16_t)(30000 + (getpid() + 2) % 20000),
+		   kinds);
+}
+
+TEST(tcp_bootstrap_ignores_strays_silent_first)
+{
+	static const int kinds[3] = { 0, 1, 2 };
+
+	run_strays(_metadata, (uint16_t)(30000 + (getpid() + 3) % 20000),
+		   kinds);
+}
+
+/*
+ * A hello with our magic but an impossible claim is a misconfigured job:
+ * rank 0 fails with -EPROTO and says what was claimed, at once, even
+ * behind a stray connection that sends nothing.
+ */
+struct bad_claim {
+	uint16_t port;
+	uint32_t hello[2][3];	/* a zero nranks is not sent */
+	atomic_bool done;
+};
+
+static void *bad_claim_main(void *arg)
+{
+	struct bad_claim *b = arg;
+	int silent = connect_to(b->port), fd[2] = { -1, -1 }, i;
+
+	for (i = 0; i < 2 && b->hello[i][2]; i++) {
+		fd[i] = connect_to(b->port);
+		if (fd[i] >= 0)
+			send(fd[i], b->hello[i], sizeof(b->hello[i]), 0);
+	}
+	while (!atomic_load(&b->done))
+		usleep(10000);
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	if (silent >= 0)
+		close(silent);
+	return NULL;
+}
+
+static void run_bad_claim(struct __test_metadata *_metadata, uint16_t port,
+			  const uint32_t claim[2][2], const char *msg)
+{
+	struct bad_claim b = { .port = port };
+	struct xnic_bootstrap *bs = NULL;
+	uint64_t t0 = xnic_coll_now_ns();
+	pthread_t t;
+	int i, err, ms;
+
+	for (i = 0; i < 2; i++) {
+		b.hello[i][0] = htole32(XNIC_BS_MAGIC);
+		b.hello[i][1] = htole32(claim[i][0]);
+		b.hello[i][2] = htole32(claim[i][1]);
+	}
+	ASSERT_EQ(0, pthread_create(&t, NULL, bad_claim_main, &b));
+	err = xnic_bootstrap_tcp(0, 3, NULL, port, 4000, &bs);
+	ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
+	TH_LOG("want \"%s\": %d after %d ms: %s", msg, err, ms,
+	       xnic_comm_strerror(NULL));
+	atomic_store(&b.done, true);
+	pthread_join(t, NULL);
+	xnic_bootstrap_close(bs);
+	EXPECT_EQ(-EPROTO, err);
+	EXPECT_NE(NULL, strstr(xnic_comm_strerror(NULL), msg));
+	EXPECT_LT(ms, 2000);
+}
+
+TEST(tcp_bootstrap_bad_claim_fails)
+{
+	static const uint32_t nranks[2][2] = { { 1, 4 } },
+			      range[2][2] = { { 3, 3 } },
+			      twice[2][2] = { { 1, 3 }, { 1, 3 } };
+	uint16_t port = (uint16_t)(30000 + (getpid() + 4) % 20000);
+
+	run_bad_claim(_metadata, port, nranks,
+		      "rank 1 of 4, but this job has 3 ranks");
+	run_bad_claim(_metadata, port + 1, range, "rank 3 of 3: out of range");
+	run_bad_claim(_metadata, port + 2, twice,
+		      "a second connection claimed to be rank 1 of 3");
 }
 
 TEST(bad_arguments)
