@@ -493,18 +493,23 @@ check "$DA learns node 77" wait_for 10 \
 	bash -c "$(declare -f peer_seen); X=$X; peer_seen $DA 77"
 "$X" set "$DB" node_id 2
 
-# XNIC_MAX_LINKS (8): the 9th is refused with ENOSPC.
+# XNIC_MAX_LINKS (8): the 9th is refused with ENOSPC. Several netdevs in
+# one command: added in order up to the first refused.
+xcm=()
 for i in 1 2 3 4 5 6 7; do
 	veth_add "xcm${tag}_$i" "xcm${tag}_${i}p" mtu 1500 &&
-		"$X" link add "$DA" "xcm${tag}_$i" || echo "# link add xcm${tag}_$i failed"
+		xcm+=("xcm${tag}_$i")
 done
-check "show $DA: 8 links" bash -c "$X show $DA | grep -qx $'\tlinks: 8'"
-check "9th link: refused (most member links)" \
-	refused "device has the most member links it can have \(8\)" \
-	"$X" link add "$DA" "$C"
-for i in 1 2 3 4 5 6 7; do
-	"$X" link del "$DA" "xcm${tag}_$i"
-done
+check "link add $DA with 6 netdevs in one command" \
+	xrun 0 "" "$X" link add "$DA" "${xcm[@]:0:6}"
+check "show $DA: 7 links" bash -c "$X show $DA | grep -qx $'\tlinks: 7'"
+check "link add $DA ${xcm[6]} $C: the 9th refused (most member links)" \
+	refused "device has the most member links it can have \(8\) \(netdev $C\)" \
+	"$X" link add "$DA" "${xcm[6]}" "$C"
+check "show $DA: 8 links (the one before the refused added)" \
+	bash -c "$X show $DA | grep -qx $'\tlinks: 8'"
+check "link del $DA of 7 netdevs in one command" \
+	xrun 0 "" "$X" link del "$DA" "${xcm[@]}"
 check "show $DA: 1 link again" bash -c "$X show $DA | grep -qx $'\tlinks: 1'"
 # A member netdev deleted under the device: removed from its links.
 "$X" link add "$DA" "$C"

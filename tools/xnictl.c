@@ -223,6 +223,8 @@ static struct {
 	char value[64];
 } req_attr[MAX_REQ_ATTRS];
 static int nr_req_attrs;
+/* What the request is about, named when the kernel points at no attribute */
+static char req_subject[96];
 
 /* State of one request: its replies go to @fn. */
 struct req {
@@ -267,6 +269,7 @@ static struct nl_msg *req_new(int cmd, int flags)
 			 XNIC_GENL_VERSION))
 		fail("out of memory");
 	nr_req_attrs = 0;
+	req_subject[0] = '\0';
 	return msg;
 }
 
@@ -510,6 +513,8 @@ static void __attribute__((noreturn)) req_fail(const struct req *r)
 			 req_attr[r->bad_attr].what,
 			 req_attr[r->bad_attr].value[0] ? " " : "",
 			 req_attr[r->bad_attr].value, range);
+	else if (req_subject[0])
+		snprintf(ctx, sizeof(ctx), " (%s)", req_subject);
 
 	if (r->msg[0])
 		fail("%s%s", r->msg, ctx);
@@ -936,6 +941,7 @@ static void cmd_link_mod(int cmd, const char *dev, const char *netdev,
 	if (!nest)
 		fail("out of memory");
 	req_note(msg, "netdev", netdev);
+	snprintf(req_subject, sizeof(req_subject), "netdev %s", netdev);
 	if (nla_put_string(msg, XNIC_LINK_A_IFNAME, netdev))
 		fail("out of memory");
 	for (; cmd == XNIC_CMD_LINK_SET && argc >= 2; argc -= 2, argv += 2) {
@@ -1271,8 +1277,8 @@ static void usage(void)
 	       "  -S, --statistics DEV        device counters\n"
 	       "  -i, --driver DEV            driver information\n"
 	       "  link show [DEV]             member links\n"
-	       "  link add DEV NETDEV         add a member link\n"
-	       "  link del DEV NETDEV         remove a member link (not the last)\n"
+	       "  link add DEV NETDEV...      add member links\n"
+	       "  link del DEV NETDEV...      remove member links (not the last)\n"
 	       "  link set DEV NETDEV KEY VALUE...\n"
 	       "                              temp_warn_mc, temp_crit_mc (0: off);\n"
 	       "                              temp_hyst_mc (0..50000, default 2000);\n"
@@ -1391,12 +1397,15 @@ int main(int argc, char **argv)
 				      link ? print_link : print_peer);
 		} else if (link && (!strcmp(sub, "add") || !strcmp(sub, "del") ||
 				    !strcmp(sub, "delete"))) {
-			want_args("link", argc, argv, 2, 2,
+			int c = !strcmp(sub, "add") ? XNIC_CMD_LINK_ADD :
+						      XNIC_CMD_LINK_DEL, k;
+
+			want_args("link", argc, argv, 2, INT_MAX,
 				  argc ? "NETDEV" : "DEV and NETDEV");
 			nl_open();
-			cmd_link_mod(!strcmp(sub, "add") ? XNIC_CMD_LINK_ADD :
-				     XNIC_CMD_LINK_DEL, argv[0], argv[1], 0,
-				     NULL);
+			/* in order; the first refused ends the run */
+			for (k = 1; k < argc; k++)
+				cmd_link_mod(c, argv[0], argv[k], 0, NULL);
 		} else if (link && !strcmp(sub, "set")) {
 			want_args("link", argc, argv, 2, INT_MAX,
 				  argc ? "NETDEV" : "DEV and NETDEV");
