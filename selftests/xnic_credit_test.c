@@ -38,6 +38,7 @@
  * Lines "BENCH <name> <value> <unit>" are read by tools/xnic-bench.
  */
 #include <errno.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -611,33 +612,49 @@ static int cr_mac(const char *ifname, uint8_t mac[6])
 }
 
 /*
- * Send one frame with header @i and @plen payload bytes from device
- * @from's end of the veth towards device @to, as device @from would.
+ * Frames sent from device @from's end of the veth towards device @to, as
+ * device @from would: the Ethernet header and a packet socket that only
+ * sends (protocol 0: it takes no frames in). One socket for many frames:
+ * closing a packet socket waits for an RCU grace period (packet_release()),
+ * tens of ms under TCG.
  */
-static int cr_inject(struct xt_mesh *e, int from, int to,
-		     const struct xnic_wire_info *i, size_t plen)
+struct cr_tap {
+	uint8_t eth[14];
+	int sock;
+};
+
+static int cr_tap_open(struct cr_tap *t, struct xt_mesh *e, int from, int to)
 {
-	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
-	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(frame + 14);
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
 	char ifn[IFNAMSIZ], ift[IFNAMSIZ];
-	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
-	int sock, err = 0;
 
 	xt_mesh_ifname(e, from, to, 0, ifn, sizeof(ifn));
 	xt_mesh_ifname(e, to, from, 0, ift, sizeof(ift));
-	if (plen > 64 || cr_mac(ift, frame) || cr_mac(ifn, frame + 6))
+	if (cr_mac(ift, t->eth) || cr_mac(ifn, t->eth + 6))
 		return -EINVAL;
-	frame[12] = XNIC_ETH_P >> 8;
-	frame[13] = XNIC_ETH_P & 0xff;
+	t->eth[12] = XNIC_ETH_P >> 8;
+	t->eth[13] = XNIC_ETH_P & 0xff;
+	sll.sll_ifindex = (int)if_nametoindex(ifn);
+	t->sock = socket(AF_PACKET, SOCK_RAW, 0);
+	if (t->sock < 0 || bind(t->sock, (struct sockaddr *)&sll, sizeof(sll)))
+		return -errno;
+	return 0;
+}
+
+/* Send one frame with header @i and @plen payload bytes (zeros). */
+static int cr_inject(const struct cr_tap *t, const struct xnic_wire_info *i,
+		     size_t plen)
+{
+	uint8_t frame[14 + XNIC_WIRE_HDR_LEN + 64] = { 0 };
+	struct xnic_wire_hdr *h = (struct xnic_wire_hdr *)(frame + 14);
+	size_t len = 14 + XNIC_WIRE_HDR_LEN + plen;
+
+	if (plen > 64)
+		return -EINVAL;
+	memcpy(frame, t->eth, sizeof(t->eth));
 	xnic_wire_encode(h, i);
 	xnic_wire_seal(h, XNIC_WIRE_HDR_LEN + plen);
-	sock = xt_packet_socket((int)if_nametoindex(ifn), 0);
-	if (sock < 0)
-		return sock;
-	if (send(sock, frame, len, 0) != (ssize_t)len)
-		err = -errno;
-	close(sock);
-	return err;
+	return send(t->sock, frame, len, 0) == (ssize_t)len ? 0 : -errno;
 }
 
 /* Wait until counter @name of device @d exceeds @v; return its value. */
@@ -657,6 +674,7 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	struct xt_mesh *e = &self->env;
 	struct xt_flow *f = self->flow;
 	struct xnic_wire_info i = { 0 };
+	struct cr_tap to0, to1;	/* from device 1 to 0, from 0 to 1 */
 	uint64_t v;
 	unsigned int seed = 1234;
 	int k;
@@ -665,6 +683,8 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 				    XNIC_TCLASS_BULK));
 	/* some traffic first: both sides started */
 	ASSERT_EQ(0, xt_flow_run(f, 1, 0, 500));
+	ASSERT_EQ(0, cr_tap_open(&to0, e, 1, 0));
+	ASSERT_EQ(0, cr_tap_open(&to1, e, 0, 1));
 
 	i.opcode = XNIC_OP_CREDIT;
 	i.src_node = e->dev[1].node_id;
@@ -675,13 +695,13 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	/* a request from the peer QP is answered with an update */
 	v = xt_mesh_cnt(e, 0, "credit_updates_sent");
 	i.flags = XNIC_WF_CREDIT_REQ;
-	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	ASSERT_EQ(0, cr_inject(&to0, &i, 0));
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "credit_updates_sent", v));
 
 	/* from a QP that is not the peer: dropped as such */
 	v = xt_mesh_cnt(e, 0, "rx_bad_qp_state");
 	i.src_qpn = f[0].qp[0]->qpn ^ 1;
-	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	ASSERT_EQ(0, cr_inject(&to0, &i, 0));
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
 
 	/* an update for a requester that never started: dropped */
@@ -689,16 +709,16 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 	i.src_qpn = f[0].qp[0]->qpn;
 	i.flags = 0;
 	i.credits = 0xffff;
-	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	ASSERT_EQ(0, cr_inject(&to0, &i, 0));
 	EXPECT_LT(v, cr_wait_cnt(e, 0, "rx_bad_qp_state", v));
 
 	/* with a payload, or a flag CREDIT does not take: malformed */
 	v = xt_mesh_cnt(e, 0, "rx_malformed");
 	i.payload_len = 8;
-	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 8));
+	ASSERT_EQ(0, cr_inject(&to0, &i, 8));
 	i.payload_len = 0;
 	i.flags = XNIC_WF_ACKREQ;
-	ASSERT_EQ(0, cr_inject(e, 1, 0, &i, 0));
+	ASSERT_EQ(0, cr_inject(&to0, &i, 0));
 	EXPECT_LE(v + 2, cr_wait_cnt(e, 0, "rx_malformed", v + 1));
 
 	/*
@@ -715,10 +735,12 @@ TEST_F_TIMEOUT(cr, hostile_credit, 300)
 		i.dst_qpn = f[0].qp[0]->qpn;
 		i.psn = CR_PSN + (uint32_t)rand_r(&seed) % 100000 - 50000;
 		i.credits = (uint16_t)rand_r(&seed);
-		ASSERT_EQ(0, cr_inject(e, 0, 1, &i, 0));
+		ASSERT_EQ(0, cr_inject(&to1, &i, 0));
 		if (k % 100 == 0)
 			ASSERT_EQ(0, xt_flow_run(f, 1, 0, 20));
 	}
+	close(to0.sock);
+	close(to1.sock);
 	ASSERT_EQ(0, xt_flow_run(f, 1, 0, 1000));
 	EXPECT_EQ(-1, xt_flow_verify(&f[0]));
 	EXPECT_EQ(0, xt_mesh_cnt(e, 0, "rx_credit_drops"));
