@@ -424,7 +424,7 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 	char *mine = NULL, *all = NULL;
 	uint64_t *services = NULL;
 	uint32_t *qpns = NULL, node = 0;
-	int r, ret;
+	int r, k, ret;
 
 	mine = calloc(1, blob);
 	all = calloc((size_t)c->nranks, blob);
@@ -467,13 +467,20 @@ static int xnic_coll_exchange(struct xnic_comm *c, struct xnic_bootstrap *bs,
 				  "ready");
 	if (err)
 		ret = err;	/* our own message stays */
-	for (r = 0; !ret && r < c->nranks; r++) {
-		int32_t st = (int32_t)le32toh((uint32_t)readies[r].status);
+	/*
+	 * Name the rank that failed first: one that failed with another
+	 * error than -ECONNABORTED, which is what a rank told to give up by
+	 * another (connect.c's abort notice) fails with.
+	 */
+	for (k = 0; !ret && k < 2; k++) {
+		for (r = 0; !ret && r < c->nranks; r++) {
+			int32_t st = (int32_t)le32toh((uint32_t)readies[r].status);
 
-		if (st)
-			ret = xnic_coll_seterr(c, -ECONNABORTED,
-					       "rank %d failed to connect: %s", r,
-					       strerror(-st));
+			if (st && (k || st != -ECONNABORTED))
+				ret = xnic_coll_seterr(c, -ECONNABORTED,
+						       "rank %d failed to connect: %s",
+						       r, strerror(-st));
+		}
 	}
 	if (!ret)
 		ret = xnic_coll_choose(c, readies);

@@ -16,6 +16,14 @@
  * connected to the ranks below it, so the chain ends. A request must come
  * from the peer's node and QP and carry its rank; anything else is
  * refused and the wait goes on.
+ *
+ * A rank r whose connect to rank q fails joins the bootstrap's second
+ * exchange with its error, but ranks q..r-1 would wait for its request
+ * until their timeout first. So it stops listening (ranks above it that
+ * still connect are refused) and sends each of them, highest first, an
+ * abort notice: a request flagged XNIC_COLL_CM_F_ABORT, which they refuse
+ * and fail on. While accepting, a rank also fails when a peer it is
+ * connected to left (its DREQ: the process died).
  */
 #include <endian.h>
 #include <errno.h>
@@ -28,14 +36,19 @@
 
 #define XNIC_COLL_CM_SID	0x58434f4c00000000ULL	/* "XCOL" << 32 */
 #define XNIC_COLL_CM_TRIES	16
+#define XNIC_COLL_CM_ABORT_MS	1000	/* for each abort notice */
+#define XNIC_COLL_CM_SLICE_MS	200	/* accepting: looks for peers gone */
 
 /* Private data of the REQ and the REP. */
 struct xnic_coll_cm_priv {
 	uint32_t magic;
 	uint32_t rank;
 	uint32_t nranks;
-	uint32_t reserved;
+	uint32_t flags;		/* XNIC_COLL_CM_F_* (REQ), 0 */
 };
+
+/* The sender failed to connect to its peers and leaves: refuse, fail. */
+#define XNIC_COLL_CM_F_ABORT	0x1U
 
 static int xnic_coll_cm_ms(const struct xnic_comm *c)
 {
@@ -72,20 +85,27 @@ static void xnic_coll_cm_priv_fill(const struct xnic_comm *c,
 	p->magic = htole32(XNIC_COLL_MAGIC);
 	p->rank = htole32((uint32_t)c->rank);
 	p->nranks = htole32((uint32_t)c->nranks);
-	p->reserved = 0;
+	p->flags = 0;
 }
 
-/* The rank a peer's private data names, or -1 when it is not ours. */
+/*
+ * The rank a peer's private data names, or -1 when it is not ours;
+ * @flags (may be NULL): its XNIC_COLL_CM_F_*.
+ */
 static int xnic_coll_cm_priv_rank(const struct xnic_comm *c, const void *data,
-				  uint32_t len)
+				  uint32_t len, uint32_t *flags)
 {
 	struct xnic_coll_cm_priv p;
 	uint32_t r;
 
+	if (flags)
+		*flags = 0;
 	if (len < sizeof(p))
 		return -1;
 	memcpy(&p, data, sizeof(p));
 	r = le32toh(p.rank);
+	if (flags)
+		*flags = le32toh(p.flags);
 	if (le32toh(p.magic) != XNIC_COLL_MAGIC ||
 	    le32toh(p.nranks) != (uint32_t)c->nranks ||
 	    r >= (uint32_t)c->nranks || (int)r == c->rank)
@@ -123,20 +143,41 @@ static int xnic_coll_cm_connect(struct xnic_comm *c, int r, uint64_t service)
 					"connecting to rank %d (node %u, service %#llx): %s",
 					r, p->node, (unsigned long long)service,
 					xnic_strerror(err));
-	if (xnic_coll_cm_priv_rank(c, rep.private_data, rep.private_len) != r)
+	if (xnic_coll_cm_priv_rank(c, rep.private_data, rep.private_len,
+				   NULL) != r)
 		return xnic_coll_seterr(c, -EPROTO,
 					"connecting to rank %d (node %u): another program answered",
 					r, p->node);
 	return 0;
 }
 
-/* Accept one request from every rank above us. */
+/*
+ * A peer connected to us (a rank below us, or one of @done) whose QP the
+ * peer's DREQ broke since: it left. Its rank, or -1.
+ */
+static int xnic_coll_cm_left(struct xnic_comm *c, const bool *done)
+{
+	int r;
+
+	for (r = 0; r < c->nranks; r++)
+		if ((r < c->rank || done[r]) &&
+		    xnic_qp_err_reason(c->peers[r].qp) ==
+		    XNIC_QP_ERR_DISCONNECTED)
+			return r;
+	return -1;
+}
+
+/*
+ * Accept one request from every rank above us, in slices of
+ * XNIC_COLL_CM_SLICE_MS to notice a connected peer that left.
+ */
 static int xnic_coll_cm_accept_all(struct xnic_comm *c, const uint32_t *qpns)
 {
 	uint64_t end = xnic_coll_now_ns() + (uint64_t)c->timeout_ms * 1000000ULL;
-	int left = c->nranks - 1 - c->rank, r, err;
+	int left = c->nranks - 1 - c->rank, r, ms, err;
 	struct xnic_coll_cm_priv mine;
 	struct xnic_cm_req req;
+	uint32_t flags;
 	uint64_t t;
 	bool *done;
 
@@ -155,8 +196,17 @@ static int xnic_coll_cm_accept_all(struct xnic_comm *c, const uint32_t *qpns)
 					       r, c->peers[r].node, c->timeout_ms);
 			break;
 		}
+		r = xnic_coll_cm_left(c, done);
+		if (r >= 0) {
+			err = xnic_coll_seterr(c, -ECONNRESET,
+					       "rank %d (node %u) left during set-up: it disconnected (its process exited or was killed, or its set-up failed)",
+					       r, c->peers[r].node);
+			break;
+		}
+		ms = (int)((end - t + 999999) / 1000000);
 		err = xnic_cm_get_request(c->listener, &req,
-					  (int)((end - t + 999999) / 1000000));
+					  ms < XNIC_COLL_CM_SLICE_MS ? ms :
+					  XNIC_COLL_CM_SLICE_MS);
 		if (err == -ETIMEDOUT || err == -EINTR)
 			continue;
 		if (err) {
@@ -165,12 +215,19 @@ static int xnic_coll_cm_accept_all(struct xnic_comm *c, const uint32_t *qpns)
 			break;
 		}
 		r = xnic_coll_cm_priv_rank(c, req.private_data,
-					   req.private_len);
+					   req.private_len, &flags);
 		if (r <= c->rank || done[r] ||
 		    req.remote_node != c->peers[r].node ||
 		    req.remote_qpn != qpns[r]) {
 			xnic_cm_reject(&req, NULL, 0);	/* not one of ours */
 			continue;
+		}
+		if (flags & XNIC_COLL_CM_F_ABORT) {
+			xnic_cm_reject(&req, NULL, 0);
+			err = xnic_coll_seterr(c, -ECONNABORTED,
+					       "rank %d (node %u) failed to connect to its peers and left",
+					       r, c->peers[r].node);
+			break;
 		}
 		err = xnic_cm_accept(&req, c->peers[r].qp, &mine, sizeof(mine),
 				     xnic_coll_cm_ms(c));
@@ -187,6 +244,40 @@ static int xnic_coll_cm_accept_all(struct xnic_comm *c, const uint32_t *qpns)
 	return err;
 }
 
+/*
+ * Our connect to rank @q failed: tell ranks @q..rank-1, which wait for our
+ * request (xnic_coll_cm_accept_all()), to give up. Highest first: @q,
+ * once told, stops listening, and a rank above it still connecting to it
+ * would fail on that refusal rather than on our notice.
+ * Each notice waits for its refusal up to XNIC_COLL_CM_ABORT_MS, all of
+ * them up to twice that; what they fail with does not matter (a rank
+ * still connecting, or gone). Sets no message: ours stays.
+ */
+static void xnic_coll_cm_abort(struct xnic_comm *c, int q,
+			       const uint64_t *services)
+{
+	uint64_t t, end = xnic_coll_now_ns() +
+			  2ULL * XNIC_COLL_CM_ABORT_MS * 1000000ULL;
+	struct xnic_coll_cm_priv mine;
+	struct xnic_cm_reply rep;
+	int r, ms;
+
+	xnic_coll_cm_priv_fill(c, &mine);
+	mine.flags = htole32(XNIC_COLL_CM_F_ABORT);
+	for (r = c->rank - 1; r >= q; r--) {
+		t = xnic_coll_now_ns();
+		if (t >= end)
+			break;
+		ms = (int)((end - t + 999999) / 1000000);
+		if (ms > XNIC_COLL_CM_ABORT_MS)
+			ms = XNIC_COLL_CM_ABORT_MS;
+		if (ms > xnic_coll_cm_ms(c))
+			ms = xnic_coll_cm_ms(c);
+		xnic_cm_connect(c->ctx, c->peers[r].qp, c->peers[r].node,
+				services[r], &mine, sizeof(mine), ms, &rep);
+	}
+}
+
 /**
  * xnic_coll_connect_peers() - connect every peer's QP through the CM
  * @c: communicator, listening (xnic_coll_listen()), peers' nodes known
@@ -201,11 +292,17 @@ int xnic_coll_connect_peers(struct xnic_comm *c, const uint64_t *services,
 {
 	int r, err = 0;
 
-	for (r = 0; r < c->rank && !err; r++)
+	for (r = 0; r < c->rank; r++) {
 		err = xnic_coll_cm_connect(c, r, services[r]);
+		if (err)
+			break;
+	}
 	if (!err)
 		err = xnic_coll_cm_accept_all(c, qpns);
+	/* The ranks above us that still connect are refused from now on. */
 	xnic_cm_unlisten(c->listener);
 	c->listener = NULL;
+	if (err && r < c->rank)
+		xnic_coll_cm_abort(c, r, services);
 	return err;
 }

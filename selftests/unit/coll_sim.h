@@ -67,6 +67,27 @@ struct sim_qp {
 static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Connects refused -EHOSTUNREACH before any is let through (sim_lock). */
 static int sim_unreachable;
+
+/*
+ * Injected connect outcomes (sim_lock): the first connect from node
+ * @from to node @to waits @delay_ms, then fails with @err (0: goes on),
+ * or, with @die, its node dies: its tied QPs disconnect (the peers get
+ * the DREQ), its listeners refuse what is pending, and that connect and
+ * every later one of the node fails -ENETDOWN. (Its thread goes on into
+ * the bootstrap, as if the bootstrap had reported the death.)
+ */
+struct sim_cm_inject {
+	uint32_t from;
+	uint32_t to;
+	int delay_ms;
+	int err;
+	bool die;
+	bool fired;
+};
+
+#define SIM_INJECTS	4
+static struct sim_cm_inject sim_inject[SIM_INJECTS];
+static uint32_t sim_dead_node;	/* 0: none */
 static struct sim_qp *sim_qps[SIM_MAX_QPS];
 static uint32_t sim_next_qpn = 100;
 static atomic_bool sim_stop;
@@ -427,10 +448,51 @@ void xnic_cm_unlisten(struct xnic_cm_listener *l)
 	free(l);
 }
 
+/* Node @node dies (see struct sim_cm_inject). Called with sim_lock held. */
+static void sim_die(uint32_t node)
+{
+	int k;
+
+	sim_dead_node = node;
+	for (k = 0; k < SIM_MAX_QPS; k++) {
+		if (!sim_qps[k] || sim_qps[k]->qp.ctx->attr.node_id != node)
+			continue;
+		sim_disconnect(sim_qps[k]);
+		sim_qps[k]->error = true;
+	}
+	for (k = 0; k < SIM_CM_REQS; k++)
+		if ((sim_conns[k].state == CMR_PENDING ||
+		     sim_conns[k].state == CMR_SEEN) &&
+		    sim_conns[k].l->node == node)
+			sim_conns[k].state = CMR_REFUSED;
+	for (k = 0; k < SIM_MAX_QPS; k++)
+		if (sim_listeners[k] && sim_listeners[k]->node == node)
+			sim_listeners[k] = NULL;
+	pthread_cond_broadcast(&sim_cm_cond);
+}
+
+/* The injection for a connect from @from to @to, fired; or NULL. */
+static struct sim_cm_inject *sim_injected(uint32_t from, uint32_t to)
+{
+	struct sim_cm_inject *i = NULL;
+	int k;
+
+	pthread_mutex_lock(&sim_lock);
+	for (k = 0; k < SIM_INJECTS && !i; k++)
+		if (!sim_inject[k].fired && sim_inject[k].from == from &&
+		    sim_inject[k].to == to)
+			i = &sim_inject[k];
+	if (i)
+		i->fired = true;
+	pthread_mutex_unlock(&sim_lock);
+	return i;
+}
+
 int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 		    uint64_t service_id, const void *priv, size_t len,
 		    int timeout_ms, struct xnic_cm_reply *reply)
 {
+	struct sim_cm_inject *i = sim_injected(ctx->attr.node_id, node);
 	struct sim_qp *s = (struct sim_qp *)qp;
 	struct xnic_cm_listener *l = NULL;
 	struct sim_cm_conn *c = NULL;
@@ -438,8 +500,24 @@ int xnic_cm_connect(struct xnic_ctx *ctx, struct xnic_qp *qp, uint32_t node,
 	int k, err = 0;
 
 	memset(reply, 0, sizeof(*reply));
+	if (i && i->delay_ms)
+		usleep((useconds_t)i->delay_ms * 1000);
+	if (i && i->die) {
+		pthread_mutex_lock(&sim_lock);
+		sim_die(ctx->attr.node_id);
+		pthread_mutex_unlock(&sim_lock);
+	}
+	if (i && i->err) {
+		if (i->err == -ECONNREFUSED)
+			reply->reject_reason = XNIC_CM_REJ_USER;
+		return i->err;
+	}
 	sim_deadline(&ts, timeout_ms);
 	pthread_mutex_lock(&sim_lock);
+	if (sim_dead_node == ctx->attr.node_id) {
+		pthread_mutex_unlock(&sim_lock);
+		return -ENETDOWN;
+	}
 	if (sim_unreachable > 0) {	/* a node the peer table lacks (yet) */
 		sim_unreachable--;
 		pthread_mutex_unlock(&sim_lock);

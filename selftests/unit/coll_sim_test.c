@@ -8,7 +8,8 @@
  * Covers: node counts 1..8, counts that do not divide (1, < N, primes),
  * both data types, in place, tiny chunks and one slot (many credit round
  * trips), back-to-back collectives of mixed kinds without barriers,
- * broadcast from every root, barrier, a rank that fails during set-up,
+ * broadcast from every root, barrier, a rank that fails during set-up
+ * (bad device, a failed connect, a death between connects),
  * a rank that never shows up (timeout), ranks that disagree on the count
  * (protocol error), the TCP bootstrap (with stray connections to rank
  * 0's port, and impossible claims), and the non-blocking API: several
@@ -49,6 +50,7 @@ struct rank_arg {
 	const struct scenario *sc;
 	int ret;		/* first error */
 	int init_ret;
+	int init_ms;		/* how long xnic_comm_init() took */
 	int elapsed_ms;
 	char msg[XNIC_COLL_ERRLEN];
 	uint64_t bad;		/* wrong elements */
@@ -347,6 +349,7 @@ static void *rank_main(void *arg)
 	};
 	struct xnic_comm *c = NULL;
 	char dev[32];
+	uint64_t t0;
 	int err, k;
 
 	snprintf(dev, sizeof(dev), "sim%d", a->rank);
@@ -364,7 +367,9 @@ static void *rank_main(void *arg)
 		}
 	}
 	cfg.bootstrap = bs;
+	t0 = xnic_coll_now_ns();
 	a->init_ret = xnic_comm_init(&c, &cfg);
+	a->init_ms = (int)((xnic_coll_now_ns() - t0) / 1000000);
 	if (sc->tcp)
 		xnic_bootstrap_close(bs);
 	if (a->init_ret) {
@@ -678,6 +683,91 @@ TEST(dead_rank_fails_fast)
 		EXPECT_EQ(0, args[r].bad);
 	}
 	EXPECT_EQ(0, args[2].ret);
+}
+
+/*
+ * Rank 3's connect to rank 1 fails (refused, or timed out). Ranks 1 and 2,
+ * which wait for its request, fail on its abort notice, naming it; rank
+ * 0, which every rank connected to, fails on the ready exchange. All at
+ * once, not after the 20 s timeout.
+ */
+TEST(failed_connect_aborts_the_waiting_ranks)
+{
+	static const int errs[] = { -ECONNREFUSED, -ETIMEDOUT };
+	struct scenario sc = {
+		.kind = SC_DATA, .nranks = 4, .count = 10, .timeout_ms = 20000,
+	};
+	struct rank_arg args[4];
+	unsigned int k;
+	int r;
+
+	for (k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
+		pthread_mutex_lock(&sim_lock);
+		memset(sim_inject, 0, sizeof(sim_inject));
+		sim_inject[0] = (struct sim_cm_inject){
+			.from = 4, .to = 2, .err = errs[k],
+		};
+		pthread_mutex_unlock(&sim_lock);
+		run(_metadata, &sc, args);
+		for (r = 0; r < 4; r++)
+			TH_LOG("%s: rank %d: %d after %d ms: %s",
+			       strerror(-errs[k]), r, args[r].init_ret,
+			       args[r].init_ms, args[r].msg);
+		EXPECT_TRUE(sim_inject[0].fired);
+		EXPECT_EQ(errs[k], args[3].init_ret);
+		EXPECT_NE(NULL, strstr(args[3].msg,
+				       "connecting to rank 1 (node 2"));
+		for (r = 1; r < 3; r++) {
+			EXPECT_EQ(-ECONNABORTED, args[r].init_ret);
+			EXPECT_NE(NULL, strstr(args[r].msg,
+					       "rank 3 (node 4) failed to connect to its peers and left"));
+		}
+		/* rank 0 names the rank that failed first, not one told */
+		EXPECT_EQ(-ECONNABORTED, args[0].init_ret);
+		EXPECT_NE(NULL, strstr(args[0].msg, "rank 3 failed to connect"));
+		/* far below the 20 s timeout (loose: a loaded host) */
+		for (r = 0; r < 4; r++)
+			ASSERT_LT(args[r].init_ms, 5000);
+	}
+}
+
+/*
+ * Rank 2 dies during set-up, after connecting to rank 0 and before rank
+ * 1 (whose connect to rank 0 is 1.5 s late) is in. Rank 0, which
+ * accepted it and still waits for rank 1, fails on its QP's DREQ naming
+ * it, and stops listening; rank 1 is then refused by rank 0. Without
+ * that, rank 0 would accept rank 1 and rank 1 wait for rank 2's request
+ * until the 20 s timeout.
+ */
+TEST(rank_dying_during_setup_fails_its_peers_fast)
+{
+	struct scenario sc = {
+		.kind = SC_DATA, .nranks = 3, .count = 10, .timeout_ms = 20000,
+	};
+	struct rank_arg args[3];
+	int r;
+
+	pthread_mutex_lock(&sim_lock);
+	sim_inject[0] = (struct sim_cm_inject){
+		.from = 2, .to = 1, .delay_ms = 1500,
+	};
+	sim_inject[1] = (struct sim_cm_inject){
+		.from = 3, .to = 2, .die = true,
+	};
+	pthread_mutex_unlock(&sim_lock);
+	run(_metadata, &sc, args);
+	for (r = 0; r < 3; r++)
+		TH_LOG("rank %d: %d after %d ms: %s", r, args[r].init_ret,
+		       args[r].init_ms, args[r].msg);
+	EXPECT_TRUE(sim_inject[1].fired);
+	EXPECT_EQ(-ENETDOWN, args[2].init_ret);
+	EXPECT_EQ(-ECONNRESET, args[0].init_ret);
+	EXPECT_NE(NULL, strstr(args[0].msg,
+			       "rank 2 (node 3) left during set-up"));
+	EXPECT_EQ(-ECONNREFUSED, args[1].init_ret);
+	EXPECT_NE(NULL, strstr(args[1].msg, "connecting to rank 0 (node 1"));
+	for (r = 0; r < 3; r++)
+		EXPECT_LT(args[r].init_ms, 5000);
 }
 
 TEST(setup_failure_reaches_every_rank)
