@@ -119,6 +119,14 @@ struct fi_xnic_domain {
 
 int fi_xnic_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 			struct fid_domain **dom, void *context);
+
+/*
+ * The provider's helper threads (the domain's async events, a listener's
+ * requests) sleep in poll(2) on their descriptor and on an eventfd that
+ * stops them, so that they neither wake up idle nor keep a close waiting.
+ */
+bool fi_xnic_thread_wait(int fd, int stop_fd);
+void fi_xnic_thread_stop(pthread_t thread, int stop_fd);
 void fi_xnic_domain_add_ep(struct fi_xnic_domain *d, struct fi_xnic_ep *ep);
 void fi_xnic_domain_del_ep(struct fi_xnic_domain *d, struct fi_xnic_ep *ep);
 
@@ -249,10 +257,10 @@ struct fi_xnic_pep {
 	struct fi_xnic_addr addr;
 	pthread_mutex_t lock;		/* the listener's socket */
 	pthread_t thread;
+	int stop_fd;			/* eventfd that stops @thread */
 	unsigned int refs;	/* the handle, each request (xnic_cr_lock) */
 	bool listening;
 	bool closed;			/* (lock) */
-	volatile bool stop;
 };
 
 void fi_xnic_pep_put(struct fi_xnic_pep *pep);

@@ -15,9 +15,9 @@
  * request, accept, reject) holds the passive endpoint's lock.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "fi_xnic.h"
@@ -308,19 +308,15 @@ nomem:
 static void *xnic_pep_thread(void *arg)
 {
 	struct fi_xnic_pep *pep = arg;
-	struct pollfd pfd = {
-		.fd = xnic_cm_listener_fd(pep->listener), .events = POLLIN,
-	};
+	int fd = xnic_cm_listener_fd(pep->listener);
 
-	while (!pep->stop) {
+	/* Readable too while an accept's wait queued requests (libxnic). */
+	while (fi_xnic_thread_wait(fd, pep->stop_fd)) {
 		struct xnic_cm_disconnect d;
 		struct xnic_cm_req req;
 
-		/* An accept thread may have queued requests: time out. */
-		poll(&pfd, 1, 100);
 		pthread_mutex_lock(&pep->lock);
-		while (!pep->stop &&
-		       !xnic_cm_get_request(pep->listener, &req, 0))
+		while (!xnic_cm_get_request(pep->listener, &req, 0))
 			xnic_pep_connreq(pep, &req);
 		/* The QP's async event reports a disconnect; drop these. */
 		while (!xnic_cm_get_disconnect(pep->listener, &d, 0))
@@ -373,10 +369,15 @@ static int xnic_listen(struct fid_pep *pep_fid)
 	err = fi_xnic_listen(pep->ctx, &pep->addr, &pep->listener);
 	if (err)
 		goto err_close;
-	pep->stop = false;
-	err = -pthread_create(&pep->thread, NULL, xnic_pep_thread, pep);
-	if (err)
+	pep->stop_fd = eventfd(0, EFD_CLOEXEC);
+	err = -FI_ENOMEM;
+	if (pep->stop_fd < 0)
 		goto err_unlisten;
+	err = -pthread_create(&pep->thread, NULL, xnic_pep_thread, pep);
+	if (err) {
+		close(pep->stop_fd);
+		goto err_unlisten;
+	}
 	pep->listening = true;
 	return 0;
 err_unlisten:
@@ -441,10 +442,8 @@ static int xnic_pep_close(struct fid *fid)
 	struct fi_xnic_pep *pep = container_of(fid, struct fi_xnic_pep,
 					       pep_fid.fid);
 
-	if (pep->listening) {
-		pep->stop = true;
-		pthread_join(pep->thread, NULL);
-	}
+	if (pep->listening)
+		fi_xnic_thread_stop(pep->thread, pep->stop_fd);
 	/* After any accept still running on the listener. */
 	pthread_mutex_lock(&pep->lock);
 	if (pep->listening) {

@@ -60,24 +60,48 @@ static void xnic_domain_event(struct fi_xnic_domain *d,
 	pthread_mutex_unlock(&d->lock);
 }
 
+/**
+ * fi_xnic_thread_wait() - a helper thread's sleep
+ * @fd: what the thread serves (readable: work to do)
+ * @stop_fd: an eventfd written when the thread is to end
+ * Return: false when the thread is to end (or poll(2) failed), else true:
+ *	@fd may have work.
+ */
+bool fi_xnic_thread_wait(int fd, int stop_fd)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = fd, .events = POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },
+	};
+
+	while (poll(pfd, 2, -1) < 0)
+		if (errno != EINTR)
+			return false;
+	return !pfd[1].revents;
+}
+
+/**
+ * fi_xnic_thread_stop() - end a helper thread and close its eventfd
+ * @thread: a thread that sleeps in fi_xnic_thread_wait() on @stop_fd
+ * @stop_fd: its eventfd
+ */
+void fi_xnic_thread_stop(pthread_t thread, int stop_fd)
+{
+	uint64_t one = 1;
+
+	if (write(stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(thread, NULL);
+	close(stop_fd);
+}
+
 static void *xnic_domain_async(void *arg)
 {
 	struct fi_xnic_domain *d = arg;
-	struct pollfd pfd[2] = {
-		{ .fd = xnic_async_fd(d->ctx), .events = POLLIN },
-		{ .fd = d->stop_fd, .events = POLLIN },
-	};
+	struct xnic_async_event ev;
 
-	for (;;) {
-		struct xnic_async_event ev;
-
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents)
-			break;
+	while (fi_xnic_thread_wait(xnic_async_fd(d->ctx), d->stop_fd))
 		while (!xnic_get_async_event(d->ctx, &ev))
 			xnic_domain_event(d, &ev);
-	}
 	return NULL;
 }
 
@@ -195,15 +219,13 @@ static int xnic_domain_close(struct fid *fid)
 	struct fi_xnic_domain *d = container_of(fid, struct fi_xnic_domain,
 						domain_fid.fid);
 	struct xnic_mr_cache_stats st;
-	uint64_t one = 1;
 
 	if (__atomic_load_n(&d->refs, __ATOMIC_RELAXED))
 		return -FI_EBUSY;
-	if (d->async_running) {
-		if (write(d->stop_fd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(d->async_thread, NULL);
-	}
-	close(d->stop_fd);
+	if (d->async_running)
+		fi_xnic_thread_stop(d->async_thread, d->stop_fd);
+	else
+		close(d->stop_fd);
 	xnic_mr_cache_stats(d->mr_cache, &st);
 	XNIC_INFO(FI_LOG_MR, "%s: MR cache: %llu hits, %llu misses (%llu not "
 		  "kept), %llu dropped as unmapped, %llu evicted\n", d->lim.name,

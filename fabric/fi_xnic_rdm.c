@@ -5,9 +5,9 @@
  * that accepts peers' connections and the connect on first send.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -363,17 +363,13 @@ static void xnic_rdm_accept(struct fi_xnic_rdm_ep *ep, struct xnic_cm_req *req)
 static void *xnic_rdm_cm_thread(void *arg)
 {
 	struct fi_xnic_rdm_ep *ep = arg;
-	struct pollfd pfd = {
-		.fd = xnic_cm_listener_fd(ep->listener), .events = POLLIN,
-	};
+	int fd = xnic_cm_listener_fd(ep->listener);
 
-	while (!ep->cm_stop) {
+	while (fi_xnic_thread_wait(fd, ep->cm_stop_fd)) {
 		struct xnic_cm_disconnect d;
 		struct xnic_cm_req req;
 
-		poll(&pfd, 1, 100);
-		while (!ep->cm_stop &&
-		       !xnic_cm_get_request(ep->listener, &req, 0))
+		while (!xnic_cm_get_request(ep->listener, &req, 0))
 			xnic_rdm_accept(ep, &req);
 		/* A peer's disconnect fails the QP: its CQEs report it. */
 		while (!xnic_cm_get_disconnect(ep->listener, &d, 0))
@@ -647,10 +643,15 @@ static int xnic_rdm_enable(struct fi_xnic_rdm_ep *ep)
 	err = fi_xnic_listen(ep->domain->ctx, &ep->addr, &ep->listener);
 	if (err)
 		goto err_mr;
-	ep->cm_stop = false;
-	err = -pthread_create(&ep->cm_thread, NULL, xnic_rdm_cm_thread, ep);
-	if (err)
+	ep->cm_stop_fd = eventfd(0, EFD_CLOEXEC);
+	err = -FI_ENOMEM;
+	if (ep->cm_stop_fd < 0)
 		goto err_listen;
+	err = -pthread_create(&ep->cm_thread, NULL, xnic_rdm_cm_thread, ep);
+	if (err) {
+		close(ep->cm_stop_fd);
+		goto err_listen;
+	}
 	ep->enabled = true;
 	return 0;
 err_listen:
@@ -754,8 +755,7 @@ static int xnic_rdm_close(struct fid *fid)
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
 		fi_xnic_cq_del_rdm(ep->rx_cq, ep);
 	if (ep->enabled) {
-		ep->cm_stop = true;
-		pthread_join(ep->cm_thread, NULL);
+		fi_xnic_thread_stop(ep->cm_thread, ep->cm_stop_fd);
 		xnic_cm_unlisten(ep->listener);
 	}
 	/* The QPs go first: then no READ lands in an MR the flush frees. */

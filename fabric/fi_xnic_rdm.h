@@ -319,7 +319,7 @@ struct fi_xnic_rdm_req {
  * @bad_hdr: messages dropped because their header did not parse
  * @listener: CM listener of @addr's service id
  * @cm_thread: accepts connections
- * @cm_stop: stop @cm_thread
+ * @cm_stop_fd: eventfd that stops @cm_thread
  * @enabled: fi_enable done
  */
 struct fi_xnic_rdm_ep {
@@ -355,7 +355,7 @@ struct fi_xnic_rdm_ep {
 	uint64_t bad_hdr;
 	struct xnic_cm_listener *listener;
 	pthread_t cm_thread;
-	volatile bool cm_stop;
+	int cm_stop_fd;
 	bool enabled;
 };
 
