@@ -636,8 +636,12 @@ static int cr_tap_open(struct cr_tap *t, struct xt_mesh *e, int from, int to)
 	t->eth[13] = XNIC_ETH_P & 0xff;
 	sll.sll_ifindex = (int)if_nametoindex(ifn);
 	t->sock = socket(AF_PACKET, SOCK_RAW, 0);
-	if (t->sock < 0 || bind(t->sock, (struct sockaddr *)&sll, sizeof(sll)))
+	if (t->sock < 0)
 		return -errno;
+	if (bind(t->sock, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(t->sock);
+		return -errno;
+	}
 	return 0;
 }
 

@@ -33,7 +33,7 @@ int xt_mesh_setup(struct xt_mesh *e, const struct xt_mesh_cfg *cfg)
 	e->tag = 10 + getpid() % 80;
 	if (cfg->pre_up && cfg->pre_up())
 		return -EIO;
-	if (xt_sh("bash -c '. ../tools/xnic-mesh && mesh_up %d %s%dn %d %d && mesh_wait_peers'",
+	if (xt_sh("bash -c '. ../tools/xnic-mesh && mesh_up %d %s%dn %d %d && mesh_wait_peers 30'",
 		  XT_MESH_NDEV, cfg->prefix, e->tag, e->tag, cfg->nlink))
 		return -EIO;
 	for (k = 0; k < XT_MESH_NDEV; k++) {
