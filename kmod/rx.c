@@ -661,22 +661,29 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		return;
 	}
 	qp = xnic_qp_get(xdev, i->dst_qpn);
-	/*
-	 * A sender on another CPU holds the QP's lock (veth: an ACK our own
-	 * engine's transmission raised): the engine takes the frame rather
-	 * than have this CPU spin while the holder seals frames.
-	 */
-	if (qp && !in_engine && xnic_tp_busy(qp)) {
-		xnic_qp_put(qp);
-		xnic_engine_rx(xdev, skb);
-		return;
-	}
 	if (!qp) {
 		xnic_cnt_inc(xdev, XNIC_CNT_UNKNOWN_QPN);
 		xnic_lcr_rx_count(xdev, skb, i);
 		goto drop;
 	}
-	tp = xnic_tp_lock(qp);
+	if (in_engine) {
+		tp = xnic_tp_lock(qp);
+	} else {
+		bool busy;
+
+		/*
+		 * A sender on another CPU holds the QP's lock (veth: an ACK
+		 * our own engine's transmission raised): the engine takes the
+		 * frame rather than have this CPU spin while the holder seals
+		 * frames.
+		 */
+		tp = xnic_tp_trylock(qp, &busy);
+		if (busy) {
+			xnic_qp_put(qp);
+			xnic_engine_rx(xdev, skb);
+			return;
+		}
+	}
 	if (tp) {
 		xnic_rx_dispatch(qp, i, skb);
 		xnic_tp_unlock(tp);

@@ -90,31 +90,38 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 }
 
 /**
- * xnic_tp_busy() - whether some context holds the tp lock of a QP now
+ * xnic_tp_trylock() - xnic_tp_lock(), unless another context holds the lock
  * @qp: the QP, referenced by the caller
+ * @busy: set to whether the lock was held elsewhere
  *
- * A hint, stale at once: the packet handler uses it to leave a frame to
- * the engine rather than spin while a sender on another CPU holds the
- * lock (it seals frames under it).
+ * The packet handler leaves a frame to the engine rather than spin while a
+ * sender on another CPU holds the lock (it seals frames under it).
  *
- * Context: softirq or process context.
- * Return: true when the lock was held.
+ * Context: softirq or process context; takes the tp lock (BH).
+ * Return: the state, locked; NULL when the lock was busy, or the QP has no
+ * state or it is being released.
  */
-bool xnic_tp_busy(struct xnic_qp *qp)
+struct xnic_tp_qp *xnic_tp_trylock(struct xnic_qp *qp, bool *busy)
 {
 	struct xnic_tp_qp *tp;
-	bool busy = false;
 
+	*busy = false;
 	rcu_read_lock();
 	tp = rcu_dereference(qp->tp.priv);
 	if (tp) {
-		if (spin_trylock_bh(&tp->lock))
+		if (!spin_trylock_bh(&tp->lock)) {
+			*busy = true;
+			tp = NULL;
+		} else if (tp->dead) {
 			spin_unlock_bh(&tp->lock);
-		else
-			busy = true;
+			tp = NULL;
+		} else {
+			/* For sparse: the caller holds it (xnic_tp_unlock()). */
+			__release(&tp->lock);
+		}
 	}
 	rcu_read_unlock();
-	return busy;
+	return tp;
 }
 
 /**

@@ -76,7 +76,8 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 {
 	struct xnic_dev *xdev = to_xdev(ibuc->device);
 	struct xnic_ucontext *uctx = to_xuctx(ibuc);
-	struct xnic_alloc_ucontext_resp resp = {};
+	struct xnic_alloc_ucontext_resp resp = { .db_fd = -1 };
+	struct xnic_alloc_ucontext_req req = {};
 	struct rdma_user_mmap_entry *entry;
 	struct xnic_ctx_page *page;
 	u64 key;
@@ -85,7 +86,10 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 
 	BUILD_BUG_ON(sizeof(struct xnic_ctx_page) > PAGE_SIZE);
 
-	if (!xnic_udata_in_clear(udata, 0))
+	err = xnic_udata_read(udata, &req, sizeof(req));
+	if (err)
+		return err;
+	if ((req.comp_mask & ~XNIC_UCTX_REQ_DB_FD) || req.reserved)
 		return -EINVAL;
 	mtu = xnic_dev_payload_mtu(xdev);
 	if (!mtu)
@@ -109,6 +113,13 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	uctx->page_mmap = entry;
 	xa_init_flags(&uctx->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	INIT_LIST_HEAD(&uctx->engine_node);
+	uctx->db_file = NULL;
+	if (req.comp_mask & XNIC_UCTX_REQ_DB_FD) {
+		err = xnic_db_open(uctx);
+		if (err < 0)
+			goto err_entry;
+		resp.db_fd = err;
+	}
 
 	resp.ctx_page_key = key;
 	resp.ctx_page_size = PAGE_SIZE;
@@ -120,16 +131,24 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	resp.sq_wqe_size = sizeof(struct xnic_sq_wqe);
 	resp.rq_wqe_size = sizeof(struct xnic_rq_wqe);
 	resp.cqe_size = sizeof(struct xnic_cqe);
-	resp.caps = XNIC_CAP_MR_WATCH;
+	resp.caps = XNIC_CAP_MR_WATCH | (uctx->db_file ? XNIC_CAP_DB_FD : 0);
 	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
-	if (err) {
-		/* The entry owns the page now and frees it. */
-		rdma_user_mmap_entry_remove(entry);
-		return err;
-	}
+	if (err)
+		goto err_db;
 
 	xnic_engine_add_context(xdev, uctx);
+	/* Last: ib_core fails nothing after alloc_ucontext succeeded. */
+	if (uctx->db_file)
+		xnic_db_publish(uctx);
 	return 0;
+
+err_db:
+	if (uctx->db_file)
+		xnic_db_abort(uctx);
+err_entry:
+	/* The entry owns the page now and frees it. */
+	rdma_user_mmap_entry_remove(entry);
+	return err;
 }
 
 static void xnic_dealloc_ucontext(struct ib_ucontext *ibuc)
@@ -140,6 +159,7 @@ static void xnic_dealloc_ucontext(struct ib_ucontext *ibuc)
 	xnic_engine_del_context(to_xdev(ibuc->device), uctx);
 	/* ib_core destroyed every QP of the context before calling us. */
 	WARN_ON(!xa_empty(&uctx->qps));
+	xnic_db_close(uctx);
 	xa_destroy(&uctx->qps);
 	rdma_user_mmap_entry_remove(uctx->page_mmap);
 	uctx->page = NULL;

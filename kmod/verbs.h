@@ -77,6 +77,8 @@ struct xnic_ucontext {
 	struct rdma_user_mmap_entry *page_mmap;
 	struct xarray qps;
 	struct list_head engine_node;
+	struct file *db_file;
+	int db_fd;
 };
 
 /** struct xnic_pd - protection domain @ibpd: ib_core's PD */
@@ -328,6 +330,10 @@ void xnic_qp_cq_post(struct xnic_qp *qp, struct xnic_cq *cq,
 
 /* qp.c: used by the engine */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn);
+int xnic_db_open(struct xnic_ucontext *uctx);
+void xnic_db_publish(struct xnic_ucontext *uctx);
+void xnic_db_abort(struct xnic_ucontext *uctx);
+void xnic_db_close(struct xnic_ucontext *uctx);
 void xnic_qp_put(struct xnic_qp *qp);
 void xnic_qp_to_error(struct xnic_qp *qp, u32 reason);
 void xnic_qp_do_reset(struct xnic_qp *qp);

@@ -40,6 +40,11 @@ static int xnic_check_ucontext(const struct xnic_alloc_ucontext_resp *r)
 
 static int xnic_get_context(struct xnic_ctx *ctx)
 {
+	const char *db = getenv("XNIC_DB_SYSCALL");
+	struct xnic_alloc_ucontext_req dreq = {
+		.comp_mask = db && !strcmp(db, "uverbs") ? 0 :
+			     XNIC_UCTX_REQ_DB_FD,
+	};
 	struct ib_uverbs_get_context req = { 0 };
 	struct ib_uverbs_get_context_resp resp;
 	struct xnic_alloc_ucontext_resp drv;
@@ -47,12 +52,15 @@ static int xnic_get_context(struct xnic_ctx *ctx)
 
 	memset(&drv, 0, sizeof(drv));
 	err = xnic_cmd(ctx->fd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
-		       sizeof(req), NULL, 0, &resp, sizeof(resp), &drv,
-		       sizeof(drv));
+		       sizeof(req), &dreq, sizeof(dreq), &resp, sizeof(resp),
+		       &drv, sizeof(drv));
 	if (err)
 		return err;
 	/* From here on the kernel context exists: close(fd) frees it. */
 	ctx->async_fd = (int)resp.async_fd;
+	/* Ours to close whatever follows; else the uverbs POST_SEND (D1). */
+	if ((drv.caps & XNIC_CAP_DB_FD) && drv.db_fd >= 0)
+		ctx->db_fd = drv.db_fd;
 	err = xnic_check_ucontext(&drv);
 	if (err)
 		return err;
@@ -108,6 +116,7 @@ int xnic_open(const char *name, struct xnic_ctx **ctxp)
 		return -ENOMEM;
 	ctx->fd = -1;
 	ctx->async_fd = -1;
+	ctx->db_fd = -1;
 	err = pthread_mutex_init(&ctx->lock, NULL);
 	if (err) {
 		free(ctx);
@@ -178,6 +187,8 @@ void xnic_close(struct xnic_ctx *ctx)
 		munmap(ctx->page, ctx->page_size);
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
 	if (ctx->fd >= 0)
 		close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);

@@ -69,6 +69,7 @@ struct xnic_pd {
 struct xnic_ctx {
 	int fd;
 	int async_fd;
+	int db_fd;		/* the doorbell file (XNIC_DB_RING), or -1 */
 	struct xnic_ctx_page *page;
 	size_t page_size;
 	struct xnic_ctx_attr attr;

@@ -729,8 +729,10 @@ const char *xnic_qp_err_str(uint32_t reason);
  * @qp: QP
  *
  * Called by xnic_sq_submit() when the engine sleeps; not needed otherwise.
- * Counted in @qp->wakeups.
- * Return: 0 or -errno of the POST_SEND command.
+ * Rings the context's doorbell file (ioctl XNIC_DB_RING, uapi/xnic-abi.h),
+ * or makes a POST_SEND command with no work requests when the context has
+ * none (XNIC_DB_SYSCALL=uverbs at xnic_open()). Counted in @qp->wakeups.
+ * Return: 0 or -errno of the ioctl or of the POST_SEND command.
  */
 int xnic_qp_wakeup(struct xnic_qp *qp);
 

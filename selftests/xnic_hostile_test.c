@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -965,6 +967,101 @@ TEST_F_TIMEOUT(ho, killed_mid_transfer, 180)
 TEST_F_TIMEOUT(ho, closed_mid_transfer, 180)
 {
 	victim_round(_metadata, self, false);
+}
+
+/* ------------------------------------------------- the doorbell file -- */
+
+/* ioctl(@fd, @req, @arg): 0, or -errno. */
+static int db_ioctl(int fd, unsigned long req, unsigned long arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+/*
+ * Each context has a doorbell file (close-on-exec) whose XNIC_DB_RING
+ * takes its QPs' slots and nothing else; the uverbs wakeup still works
+ * when a library does not use the file.
+ */
+TEST_F_TIMEOUT(ho, doorbell_file, 120)
+{
+	struct xnic_ctx *ctx = self->env.dev[0].ctx;
+	int fd = ctx->db_fd, saved[2], k;
+	uint32_t slot;
+	char x[4] = { 0 };
+
+	ASSERT_LE(0, fd) TH_LOG("no doorbell file (caps %#x)", ctx->caps);
+	ASSERT_TRUE(ctx->caps & XNIC_CAP_DB_FD);
+	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CONN_UP(&self->env, &self->c, 16, NULL);
+	slot = self->c.qp[0]->db_index;
+	for (k = 0; k < 100; k++)
+		ASSERT_EQ(0, db_ioctl(fd, XNIC_DB_RING, slot));
+	EXPECT_EQ(-EINVAL, db_ioctl(fd, XNIC_DB_RING, XNIC_MAX_QP_PER_CTX - 1));
+	EXPECT_EQ(-EINVAL, db_ioctl(fd, XNIC_DB_RING, XNIC_MAX_QP_PER_CTX));
+	EXPECT_EQ(-EINVAL, db_ioctl(fd, XNIC_DB_RING, ~0UL));
+	EXPECT_EQ(-ENOTTY, db_ioctl(fd, _IO(XNIC_DB_IOCTL_MAGIC, 1), slot));
+	EXPECT_EQ(-ENOTTY, db_ioctl(fd, _IOW(XNIC_DB_IOCTL_MAGIC, 0, int),
+				    slot));
+	EXPECT_EQ(-1, write(fd, x, sizeof(x)));
+	EXPECT_EQ(-1, read(fd, x, sizeof(x)));
+	xt_conn_destroy(&self->c);
+	/* A destroyed QP's slot is free again. */
+	EXPECT_EQ(-EINVAL, db_ioctl(fd, XNIC_DB_RING, slot));
+	check_alive(_metadata, self);
+
+	/* The same transfers with the POST_SEND wakeup of rule D1. */
+	for (k = 0; k < 2; k++) {
+		saved[k] = self->env.dev[k].ctx->db_fd;
+		self->env.dev[k].ctx->db_fd = -1;
+	}
+	check_alive(_metadata, self);
+	for (k = 0; k < 2; k++)
+		self->env.dev[k].ctx->db_fd = saved[k];
+}
+
+/*
+ * A context asks for the file or not, with nothing else in its request;
+ * the file outlives its context, whose doorbells then fail with -ENODEV.
+ */
+TEST_F_TIMEOUT(ho, doorbell_file_outlives_context, 60)
+{
+	struct ib_uverbs_get_context req = { 0 };
+	struct ib_uverbs_get_context_resp resp;
+	struct xnic_alloc_ucontext_req dreq = { 0 };
+	struct xnic_alloc_ucontext_resp drv;
+	struct xnic_ctx *ctx;
+	int ufd, fd;
+
+	ufd = open(self->env.dev[0].ctx->dev.uverbs, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, ufd);
+	dreq.comp_mask = 0x80;
+	EXPECT_EQ(-EINVAL, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
+				    sizeof(req), &dreq, sizeof(dreq), &resp,
+				    sizeof(resp), &drv, sizeof(drv)));
+	dreq.comp_mask = XNIC_UCTX_REQ_DB_FD;
+	dreq.reserved = 1;
+	EXPECT_EQ(-EINVAL, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
+				    sizeof(req), &dreq, sizeof(dreq), &resp,
+				    sizeof(resp), &drv, sizeof(drv)));
+	dreq.comp_mask = 0;
+	dreq.reserved = 0;
+	memset(&drv, 0xff, sizeof(drv));
+	ASSERT_EQ(0, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
+			      sizeof(req), &dreq, sizeof(dreq), &resp,
+			      sizeof(resp), &drv, sizeof(drv)));
+	EXPECT_FALSE(drv.caps & XNIC_CAP_DB_FD);
+	EXPECT_EQ(-1, drv.db_fd);
+	close((int)resp.async_fd);
+	close(ufd);
+
+	ASSERT_EQ(0, xnic_open(self->env.dev[0].name, &ctx));
+	fd = dup(ctx->db_fd);
+	ASSERT_LE(0, fd);
+	/* Slot 0 holds no QP of this context. */
+	EXPECT_EQ(-EINVAL, db_ioctl(fd, XNIC_DB_RING, 0));
+	xnic_close(ctx);
+	EXPECT_EQ(-ENODEV, db_ioctl(fd, XNIC_DB_RING, 0));
+	EXPECT_EQ(0, close(fd));
 }
 
 /* -------------------------------------------------------- the end ---- */

@@ -35,8 +35,10 @@
  *     (db_index % 64) of db_bits[db_index / 64] and bit (db_index / 64) of
  *     db_summary (atomic OR; a bit already seen set may be skipped); full
  *     fence; load engine_flags; only if XNIC_ENGINE_NEED_WAKEUP is set, make
- *     the wakeup syscall: IB_USER_VERBS_CMD_POST_SEND with zero work
- *     requests on that QP. Posting to an RQ needs no doorbell.
+ *     the wakeup syscall: ioctl(XNIC_DB_RING) with the QP's db_index on the
+ *     doorbell file of the context (XNIC_CAP_DB_FD), or else
+ *     IB_USER_VERBS_CMD_POST_SEND with zero work requests on that QP; both
+ *     do the same. Posting to an RQ needs no doorbell.
  *  D2 engine: exchange db_summary and each word it names with 0 (full
  *     barrier), then load-acquire the SQ producer of every QP named. Before
  *     sleeping it sets XNIC_ENGINE_NEED_WAKEUP, issues a full barrier and
@@ -55,6 +57,7 @@
 #ifndef XNIC_ABI_USER_H
 #define XNIC_ABI_USER_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 /* ib_device_ops.uverbs_abi_ver; bumped only for incompatible changes. */
@@ -301,6 +304,19 @@ struct xnic_ctx_page {
 
 /* ------------------------------ udata ------------------------------- */
 
+/* xnic_alloc_ucontext_req.comp_mask bits */
+#define XNIC_UCTX_REQ_DB_FD	0x1	/* open a doorbell file (XNIC_DB_RING) */
+
+/**
+ * struct xnic_alloc_ucontext_req - GET_CONTEXT driver input (optional)
+ * @comp_mask: XNIC_UCTX_REQ_* bits; other bits: -EINVAL
+ * @reserved: zero
+ */
+struct xnic_alloc_ucontext_req {
+	__u32 comp_mask;
+	__u32 reserved;
+};
+
 /**
  * struct xnic_alloc_ucontext_resp - GET_CONTEXT driver output
  * @comp_mask: zero
@@ -315,6 +331,9 @@ struct xnic_ctx_page {
  * @rq_wqe_size: sizeof(struct xnic_rq_wqe)
  * @cqe_size: sizeof(struct xnic_cqe)
  * @caps: XNIC_CAP_* (zero from modules older than the field)
+ * @db_fd: with XNIC_CAP_DB_FD: the doorbell file's descriptor in the
+ *	calling process (close-on-exec), which the caller owns and closes;
+ *	otherwise -1 or zero
  * @reserved: zero
  */
 struct xnic_alloc_ucontext_resp {
@@ -330,11 +349,24 @@ struct xnic_alloc_ucontext_resp {
 	__u16 rq_wqe_size;
 	__u16 cqe_size;
 	__u32 caps;
-	__u32 reserved[3];
+	__s32 db_fd;
+	__u32 reserved[2];
 };
 
 /* xnic_alloc_ucontext_resp.caps */
 #define XNIC_CAP_MR_WATCH	0x1	/* REG_MR takes XNIC_REG_MR_REQ_WATCH */
+#define XNIC_CAP_DB_FD		0x2	/* @db_fd is open (XNIC_UCTX_REQ_DB_FD) */
+
+/*
+ * The doorbell file: ioctl(db_fd, XNIC_DB_RING, db_index) is rule D1's
+ * wakeup syscall for the context's QP in slot db_index (struct
+ * xnic_create_qp_resp), without ib_core's command parsing. Returns 0, or
+ * -1 with errno EINVAL when no QP of the context is in slot db_index,
+ * ENODEV once the context is gone (its device removed, or its uverbs file
+ * closed), ENOTTY for another request.
+ */
+#define XNIC_DB_IOCTL_MAGIC	0xB8
+#define XNIC_DB_RING		_IO(XNIC_DB_IOCTL_MAGIC, 0x00)
 
 /* xnic_reg_mr_req.comp_mask bits */
 #define XNIC_REG_MR_REQ_WATCH	0x1	/* watch the range, @watch_slot */
