@@ -613,6 +613,13 @@ static bool xnic_rx_to_engine(const struct xnic_wire_info *i)
 		i->opcode == XNIC_OP_READ_RESP);
 }
 
+static struct xnic_uint_param rx_spin_us = {
+	.val = 10, .min = 0, .max = 1000,
+};
+module_param_cb(rx_spin_us, &xnic_uint_param_ops, &rx_spin_us, 0644);
+MODULE_PARM_DESC(rx_spin_us,
+		 "Microseconds the packet handler waits for a QP's lock that another CPU holds before it leaves the frame to the device's engine thread, 0 to 1000; 0: at once (default 10)");
+
 /*
  * The checks and the dispatch of a frame whose header passed
  * xnic_wire_check(), in softirq or with bottom halves off. @in_engine:
@@ -672,12 +679,12 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		bool busy;
 
 		/*
-		 * A sender on another CPU holds the QP's lock (veth: an ACK
-		 * our own engine's transmission raised): the engine takes the
-		 * frame rather than have this CPU spin while the holder seals
-		 * frames.
+		 * Another CPU holds the QP's lock: a short holder is waited
+		 * out; a sender sealing a burst (veth: an ACK our own engine's
+		 * transmission raised) leaves the frame to the engine.
 		 */
-		tp = xnic_tp_trylock(qp, &busy);
+		tp = xnic_tp_lock_within(qp, READ_ONCE(rx_spin_us.val) *
+					 NSEC_PER_USEC, &busy);
 		if (busy) {
 			xnic_qp_put(qp);
 			xnic_engine_rx(xdev, skb);

@@ -89,19 +89,39 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 	return tp;
 }
 
+/* Take @tp's lock if it is free, or frees up within @ns nanoseconds. */
+static bool xnic_tp_trylock_for(struct xnic_tp_qp *tp, u64 ns)
+{
+	u64 start = local_clock();
+
+	do {
+		if (spin_trylock_bh(&tp->lock)) {
+			/* For sparse: the caller holds it. */
+			__release(&tp->lock);
+			return true;
+		}
+		cpu_relax();
+	} while (local_clock() - start < ns);
+	return false;
+}
+
 /**
- * xnic_tp_trylock() - xnic_tp_lock(), unless another context holds the lock
+ * xnic_tp_lock_within() - xnic_tp_lock(), unless another context holds the
+ *	lock for longer than a while
  * @qp: the QP, referenced by the caller
- * @busy: set to whether the lock was held elsewhere
+ * @ns: how long to wait for a holder on another CPU, nanoseconds (0: not)
+ * @busy: set to whether the lock stayed held elsewhere that long
  *
- * The packet handler leaves a frame to the engine rather than spin while a
- * sender on another CPU holds the lock (it seals frames under it).
+ * The packet handler waits a short holder out (a ping-pong's peer
+ * finishing the ACK of its last message) rather than wake the engine for
+ * the frame, and leaves the frame to the engine rather than spin while a
+ * sender holds the lock for a whole burst (it seals frames under it).
  *
  * Context: softirq or process context; takes the tp lock (BH).
- * Return: the state, locked; NULL when the lock was busy, or the QP has no
- * state or it is being released.
+ * Return: the state, locked; NULL when the lock stayed busy, or the QP has
+ * no state or it is being released.
  */
-struct xnic_tp_qp *xnic_tp_trylock(struct xnic_qp *qp, bool *busy)
+struct xnic_tp_qp *xnic_tp_lock_within(struct xnic_qp *qp, u64 ns, bool *busy)
 {
 	struct xnic_tp_qp *tp;
 
@@ -109,16 +129,16 @@ struct xnic_tp_qp *xnic_tp_trylock(struct xnic_qp *qp, bool *busy)
 	rcu_read_lock();
 	tp = rcu_dereference(qp->tp.priv);
 	if (tp) {
-		if (!spin_trylock_bh(&tp->lock)) {
+		if (!xnic_tp_trylock_for(tp, ns)) {
 			*busy = true;
 			tp = NULL;
 		} else if (tp->dead) {
+			/* For sparse: taken by xnic_tp_trylock_for(). */
+			__acquire(&tp->lock);
 			spin_unlock_bh(&tp->lock);
 			tp = NULL;
-		} else {
-			/* For sparse: the caller holds it (xnic_tp_unlock()). */
-			__release(&tp->lock);
 		}
+		/* Else the caller holds it (xnic_tp_unlock()). */
 	}
 	rcu_read_unlock();
 	return tp;

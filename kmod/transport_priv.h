@@ -514,7 +514,7 @@ static inline struct xnic_tp_qp *xnic_tp(struct xnic_qp *qp)
 }
 
 struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp);
-struct xnic_tp_qp *xnic_tp_trylock(struct xnic_qp *qp, bool *busy);
+struct xnic_tp_qp *xnic_tp_lock_within(struct xnic_qp *qp, u64 ns, bool *busy);
 void xnic_tp_unlock(struct xnic_tp_qp *tp);
 int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 		 const struct xnic_wire_info *i);
