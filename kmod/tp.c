@@ -92,17 +92,21 @@ struct xnic_tp_qp *xnic_tp_lock(struct xnic_qp *qp)
 /* Take @tp's lock if it is free, or frees up within @ns nanoseconds. */
 static bool xnic_tp_trylock_for(struct xnic_tp_qp *tp, u64 ns)
 {
-	u64 start = local_clock();
+	u64 start = 0;
 
-	do {
-		if (spin_trylock_bh(&tp->lock)) {
-			/* For sparse: the caller holds it. */
-			__release(&tp->lock);
-			return true;
-		}
+	/* The clock only when waiting: a read costs ~0.3 us under TCG. */
+	while (!spin_trylock_bh(&tp->lock)) {
+		u64 now = local_clock();
+
+		if (!start)
+			start = now;
+		if (now - start >= ns)
+			return false;
 		cpu_relax();
-	} while (local_clock() - start < ns);
-	return false;
+	}
+	/* For sparse: the caller holds it. */
+	__release(&tp->lock);
+	return true;
 }
 
 /**
