@@ -17,7 +17,8 @@
  * and the context and the device outlive their QPs. The file holds the
  * module (fops owner), as any open file of a driver does: `rdma link
  * delete` still removes a device at once (its doorbells then fail with
- * -ENODEV), but `rmmod xnic` waits until no process has a context open.
+ * -ENODEV), but `rmmod xnic` fails ("in use") while any process keeps a
+ * doorbell file open (also a copy a fork() inherited).
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>

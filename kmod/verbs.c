@@ -115,6 +115,10 @@ static int xnic_alloc_ucontext(struct ib_ucontext *ibuc,
 	INIT_LIST_HEAD(&uctx->engine_node);
 	uctx->db_file = NULL;
 	if (req.comp_mask & XNIC_UCTX_REQ_DB_FD) {
+		/* A descriptor the caller cannot learn would leak. */
+		err = -EINVAL;
+		if (udata->outlen < offsetofend(typeof(resp), db_fd))
+			goto err_entry;
 		err = xnic_db_open(uctx);
 		if (err < 0)
 			goto err_entry;

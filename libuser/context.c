@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,22 +39,38 @@ static int xnic_check_ucontext(const struct xnic_alloc_ucontext_resp *r)
 	return 0;
 }
 
+/* GET_CONTEXT, asking for the doorbell file (XNIC_UCTX_REQ_DB_FD) or not. */
+static int xnic_get_context_cmd(struct xnic_ctx *ctx, bool db_fd,
+				struct ib_uverbs_get_context_resp *resp,
+				struct xnic_alloc_ucontext_resp *drv)
+{
+	struct xnic_alloc_ucontext_req dreq = {
+		.comp_mask = db_fd ? XNIC_UCTX_REQ_DB_FD : 0,
+	};
+	struct ib_uverbs_get_context req = { 0 };
+
+	memset(drv, 0, sizeof(*drv));
+	return xnic_cmd(ctx->fd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
+			sizeof(req), &dreq, sizeof(dreq), resp, sizeof(*resp),
+			drv, sizeof(*drv));
+}
+
 static int xnic_get_context(struct xnic_ctx *ctx)
 {
 	const char *db = getenv("XNIC_DB_SYSCALL");
-	struct xnic_alloc_ucontext_req dreq = {
-		.comp_mask = db && !strcmp(db, "uverbs") ? 0 :
-			     XNIC_UCTX_REQ_DB_FD,
-	};
-	struct ib_uverbs_get_context req = { 0 };
+	bool want_db = !db || strcmp(db, "uverbs");
 	struct ib_uverbs_get_context_resp resp;
 	struct xnic_alloc_ucontext_resp drv;
 	int err;
 
-	memset(&drv, 0, sizeof(drv));
-	err = xnic_cmd(ctx->fd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
-		       sizeof(req), &dreq, sizeof(dreq), &resp, sizeof(resp),
-		       &drv, sizeof(drv));
+	err = xnic_get_context_cmd(ctx, want_db, &resp, &drv);
+	/*
+	 * A module without the doorbell file refuses the request (EINVAL);
+	 * a process out of descriptors gets none (EMFILE): the context
+	 * then wakes the engine with POST_SEND.
+	 */
+	if (want_db && (err == -EINVAL || err == -EMFILE))
+		err = xnic_get_context_cmd(ctx, false, &resp, &drv);
 	if (err)
 		return err;
 	/* From here on the kernel context exists: close(fd) frees it. */

@@ -1014,14 +1014,18 @@ TEST_F_TIMEOUT(ho, doorbell_file, 120)
 		saved[k] = self->env.dev[k].ctx->db_fd;
 		self->env.dev[k].ctx->db_fd = -1;
 	}
+	CONN_UP(&self->env, &self->c, 16, NULL);
+	ASSERT_EQ(0, xnic_qp_wakeup(self->c.qp[0]));
+	xt_conn_destroy(&self->c);
 	check_alive(_metadata, self);
 	for (k = 0; k < 2; k++)
 		self->env.dev[k].ctx->db_fd = saved[k];
 }
 
 /*
- * A context asks for the file or not, with nothing else in its request;
- * the file outlives its context, whose doorbells then fail with -ENODEV.
+ * A context asks for the file or not, with nothing else in its request
+ * and room for db_fd in its output; the file outlives its context, whose
+ * doorbells then fail with -ENODEV.
  */
 TEST_F_TIMEOUT(ho, doorbell_file_outlives_context, 60)
 {
@@ -1043,9 +1047,15 @@ TEST_F_TIMEOUT(ho, doorbell_file_outlives_context, 60)
 	EXPECT_EQ(-EINVAL, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
 				    sizeof(req), &dreq, sizeof(dreq), &resp,
 				    sizeof(resp), &drv, sizeof(drv)));
-	dreq.comp_mask = 0;
+	/* No room for db_fd in the output: no file either. */
 	dreq.reserved = 0;
-	memset(&drv, 0xff, sizeof(drv));
+	EXPECT_EQ(-EINVAL, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
+				    sizeof(req), &dreq, sizeof(dreq), &resp,
+				    sizeof(resp), &drv,
+				    offsetof(struct xnic_alloc_ucontext_resp,
+					     db_fd)));
+	dreq.comp_mask = 0;
+	memset(&drv, 0x55, sizeof(drv));
 	ASSERT_EQ(0, xnic_cmd(ufd, IB_USER_VERBS_CMD_GET_CONTEXT, &req,
 			      sizeof(req), &dreq, sizeof(dreq), &resp,
 			      sizeof(resp), &drv, sizeof(drv)));
