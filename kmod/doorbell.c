@@ -50,11 +50,7 @@ static struct xnic_qp *xnic_db_qp(struct xnic_db_file *db, unsigned long slot,
 	if (!db->uctx) {
 		*err = -ENODEV;
 	} else {
-		xa_lock_bh(&db->uctx->qps);
-		qp = xa_load(&db->uctx->qps, slot);
-		if (qp && !refcount_inc_not_zero(&qp->ref))
-			qp = NULL;
-		xa_unlock_bh(&db->uctx->qps);
+		qp = xnic_uctx_qp_get(db->uctx, slot);
 		*err = qp ? 0 : -EINVAL;
 	}
 	spin_unlock(&db->lock);

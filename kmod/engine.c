@@ -587,11 +587,7 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 	struct xnic_qp *qp;
 	u32 epsn;
 
-	xa_lock_bh(&uctx->qps);
-	qp = xa_load(&uctx->qps, db_index);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
-	xa_unlock_bh(&uctx->qps);
+	qp = xnic_uctx_qp_get(uctx, db_index);
 	if (!qp)
 		return;
 	/*

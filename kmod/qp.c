@@ -47,6 +47,20 @@
 				 IB_ACCESS_REMOTE_READ |			\
 				 IB_ACCESS_REMOTE_ATOMIC)
 
+/* The QP at @index of a QP table (its lock BH), referenced; or NULL. */
+static struct xnic_qp *xnic_qp_table_get(struct xarray *table,
+					 unsigned long index)
+{
+	struct xnic_qp *qp;
+
+	xa_lock_bh(table);
+	qp = xa_load(table, index);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_bh(table);
+	return qp;
+}
+
 /**
  * xnic_qp_get() - look up a QP by QPN and take a reference
  * @xdev: device
@@ -57,14 +71,22 @@
  */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn)
 {
-	struct xnic_qp *qp;
+	return xnic_qp_table_get(&xdev->qps, qpn);
+}
 
-	xa_lock_bh(&xdev->qps);
-	qp = xa_load(&xdev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
-	xa_unlock_bh(&xdev->qps);
-	return qp;
+/**
+ * xnic_uctx_qp_get() - look up a context's QP by doorbell slot and take a
+ *	reference
+ * @uctx: the context
+ * @slot: the QP's db_index (from userspace: any value)
+ *
+ * Context: any context but hard IRQ; takes the table's lock (BH).
+ * Return: the QP, referenced (put it with xnic_qp_put()), or NULL.
+ */
+struct xnic_qp *xnic_uctx_qp_get(struct xnic_ucontext *uctx,
+				 unsigned long slot)
+{
+	return xnic_qp_table_get(&uctx->qps, slot);
 }
 
 /**

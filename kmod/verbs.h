@@ -330,6 +330,8 @@ void xnic_qp_cq_post(struct xnic_qp *qp, struct xnic_cq *cq,
 
 /* qp.c: used by the engine */
 struct xnic_qp *xnic_qp_get(struct xnic_dev *xdev, u32 qpn);
+struct xnic_qp *xnic_uctx_qp_get(struct xnic_ucontext *uctx,
+				 unsigned long slot);
 int xnic_db_open(struct xnic_ucontext *uctx);
 void xnic_db_publish(struct xnic_ucontext *uctx);
 void xnic_db_abort(struct xnic_ucontext *uctx);
