@@ -360,9 +360,9 @@ bool xnic_engine_class0_backlogged(struct xnic_dev *xdev)
  * them (xnic_engine_nap()) takes them with no system call. Clocks of two
  * CPUs (local_clock()) may differ by a little: this is a hint.
  */
-static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn)
+static bool xnic_engine_stream(struct xnic_qp *qp, u32 epsn, u64 now)
 {
-	u64 now = local_clock(), last = READ_ONCE(qp->post_ns);
+	u64 last = READ_ONCE(qp->post_ns);
 	u32 streak = 0;
 
 	if (now - last < XNIC_ENGINE_STREAM_NS &&
@@ -443,12 +443,13 @@ void xnic_engine_post_send(struct xnic_dev *xdev, struct xnic_qp *qp)
 		return;
 	if (!test_bit(XNIC_QP_ENG_RESET, &qp->eng_flags) &&
 	    READ_ONCE(qp->tp_ready) && state == IB_QPS_RTS) {
+		u64 now = local_clock();
 		u32 epsn;
 
 		xnic_tp_qp_post_hint(qp, &epsn);
-		if (xnic_engine_stream(qp, epsn))
+		if (xnic_engine_stream(qp, epsn, now))
 			xnic_engine_stream_start(eng, qp->uctx);
-		if (xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET) ==
+		if (xnic_tp_qp_post(qp, XNIC_ENGINE_SYSCALL_BUDGET, now) ==
 		    XNIC_TP_IDLE) {
 			if (xnic_engine_idle_us(eng) >= XNIC_ENGINE_POLL_IDLE_US)
 				xnic_engine_wake(eng);
@@ -596,7 +597,7 @@ static void xnic_engine_ring(struct xnic_engine *eng,
 	 */
 	if ((xnic_tp_qp_post_hint(qp, &epsn) ||
 	     READ_ONCE(qp->post_streak) >= XNIC_ENGINE_STREAM_POSTS) &&
-	    xnic_engine_stream(qp, epsn))
+	    xnic_engine_stream(qp, epsn, local_clock()))
 		xnic_engine_stream_extend(eng);
 	__xnic_engine_activate(eng, qp, false);
 	xnic_qp_put(qp);

@@ -54,7 +54,8 @@ enum xnic_tp_status {
  *	them with XNIC_WC_LOC_QP_OP_ERR and goes to error. Process context
  *	(engine thread, wakeup syscall), or softirq.
  * xnic_tp_qp_post(): the same for the wakeup syscall, but it leaves a QP
- *	that had frames to send from before to the engine (XNIC_TP_BUSY).
+ *	that had frames to send from before to the engine (XNIC_TP_BUSY);
+ *	@now, the syscall's local_clock(), is its frames' send time.
  * xnic_tp_rx(): handle one received frame (consumes @skb); softirq.
  * xnic_tp_rx_deferred(): handle a frame xnic_tp_rx() handed to the engine
  *	(HELLOs, bulk data; consumes @skb); engine thread.
@@ -66,7 +67,8 @@ enum xnic_tp_status {
  */
 enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
 				       unsigned int budget);
-enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget);
+enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget,
+				    u64 now);
 void xnic_tp_rx(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_rx_deferred(struct xnic_dev *xdev, struct sk_buff *skb);
 void xnic_tp_qp_flush(struct xnic_qp *qp);

@@ -333,6 +333,9 @@ struct xnic_tx_slot {
  * @retx_first: the next PSN not done is sent whatever its age
  * @retx_next: next PSN the resend looks at
  * @srtt: smoothed round trip time, ns (0: no sample yet)
+ * @clock_ns: the wakeup syscall's local_clock() while its pass runs
+ *	(xnic_tp_qp_post(): one clock read for its stream check and its
+ *	frames' send times), else 0
  * @rttvar: round trip time variation, ns
  * @rto_base: first retransmission timeout, jiffies (the QP's timeout)
  * @rto: current retransmission timeout, jiffies
@@ -370,6 +373,7 @@ struct xnic_tx {
 	bool retx_first;
 	u32 retx_next;
 	u64 srtt;
+	u64 clock_ns;
 	u64 rttvar;
 	unsigned long rto_base;
 	unsigned long rto;

@@ -406,7 +406,7 @@ int xnic_tx_send_psn(struct xnic_qp *qp, u32 psn, bool retx)
 		i.flags |= XNIC_WF_RETX | XNIC_WF_ACKREQ;
 		s->retx = true;
 	}
-	s->sent = local_clock();
+	s->sent = tx->clock_ns ?: local_clock();
 	if (i.opcode == XNIC_OP_READ_REQ) {
 		skb = xnic_frame_alloc(sizeof(*rr), GFP_ATOMIC);
 		if (!skb)
@@ -542,7 +542,7 @@ static int xnic_tx_resend(struct xnic_qp *qp, unsigned int *budget)
 	if (!tx->resending)
 		return 0;
 	age = jiffies_to_nsecs(tx->rto);
-	now = local_clock();
+	now = tx->clock_ns ?: local_clock();
 	if (xnic_psn_before(tx->retx_next, tx->una))
 		tx->retx_next = tx->una;
 	while (tx->resending && *budget) {
@@ -980,6 +980,7 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
  * xnic_tp_qp_post() - run the requester of a QP for the wakeup syscall
  * @qp: the QP
  * @budget: most frames to send
+ * @now: local_clock() of the syscall, the send time of its frames
  *
  * xnic_tp_qp_process(), unless the QP still had frames to send from
  * before (a message larger than one batch, a full window, a resend): its
@@ -993,7 +994,8 @@ enum xnic_tp_status xnic_tp_qp_process(struct xnic_qp *qp,
  * Return: XNIC_TP_BUSY when the engine should run the QP, else
  * XNIC_TP_IDLE.
  */
-enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
+enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget,
+				    u64 now)
 {
 	struct xnic_tp_qp *tp = xnic_tp_lock(qp);
 	struct xnic_tx *tx;
@@ -1006,7 +1008,9 @@ enum xnic_tp_status xnic_tp_qp_post(struct xnic_qp *qp, unsigned int budget)
 		struct xnic_credit_inline ci;
 		unsigned int left = xnic_credit_inline_begin(qp, budget, &ci);
 
+		tx->clock_ns = now;
 		ret = xnic_tx_process(qp, &left);
+		tx->clock_ns = 0;
 		xnic_credit_inline_end(qp, &ci, left, ret == XNIC_TP_BUSY);
 	}
 	xnic_tp_unlock(tp);
