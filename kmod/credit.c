@@ -724,8 +724,10 @@ void xnic_credit_drr_charge(struct xnic_qp *qp, unsigned int bytes)
 unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
 				      struct xnic_credit_inline *ci)
 {
+	bool cls0 = READ_ONCE(qp->tclass) == XNIC_TCLASS_LATENCY;
+
 	ci->prio = false;
-	if (READ_ONCE(qp->tclass) != XNIC_TCLASS_LATENCY) {
+	if (!cls0) {
 		ci->prio = xnic_engine_class0_backlogged(qp->xdev);
 		if (ci->prio)
 			max = 0;
@@ -742,8 +744,7 @@ unsigned int xnic_credit_inline_begin(struct xnic_qp *qp, unsigned int max,
 	 * ACKs included). Not in softirq: an ACK's sends stay bounded by the
 	 * deficit the engine gave.
 	 */
-	if (max && !ci->allowed && !ci->prio && in_task() &&
-	    READ_ONCE(qp->tclass) == XNIC_TCLASS_LATENCY &&
+	if (cls0 && max && !ci->allowed && in_task() &&
 	    !xnic_engine_class0_backlogged(qp->xdev)) {
 		unsigned int b = xnic_credit_budget(qp->xdev,
 						    XNIC_TCLASS_LATENCY, max,
