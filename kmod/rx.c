@@ -75,7 +75,7 @@ static void xnic_rx_ack_frame(struct xnic_qp *qp, u8 syndrome, u32 psn,
 	xnic_psn_win_sack(&rx->win, sack);
 	for (k = 0; k < ARRAY_SIZE(sack); k++)
 		ack->sack[k] = cpu_to_be64(sack[k]);
-	xnic_tp_send(qp, rx->remote_node, skb, &i);
+	xnic_tp_send_ack(qp, skb, &i);
 
 	xnic_cnt_inc(xdev, syndrome ? XNIC_CNT_NAKS_SENT : XNIC_CNT_ACKS_SENT);
 	if (syndrome == XNIC_NAK_RNR)
@@ -692,6 +692,7 @@ static void xnic_rx_frame(struct xnic_dev *xdev, struct sk_buff *skb,
 		}
 	}
 	if (tp) {
+		tp->ack_hold = true;	/* xnic_tp_send_ack() */
 		xnic_rx_dispatch(qp, i, skb);
 		xnic_tp_unlock(tp);
 	} else {

@@ -214,22 +214,62 @@ int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 }
 
 /**
+ * xnic_tp_send_ack() - send an ACK or NAK of a QP's responder
+ * @qp: the QP; the caller holds its tp lock
+ * @skb: as xnic_tp_send(), to the QP's peer (xnic_rx.remote_node)
+ * @i: its header fields
+ *
+ * While the handling of a received frame holds the lock
+ * (xnic_tp_qp.ack_hold), the frame leaves only once xnic_tp_unlock() has
+ * dropped it: the receive completion the frame made is visible already,
+ * and the application's reply, a doorbell on this QP from another CPU,
+ * waits for the lock. Sending the ACK (link choice, frame check, the
+ * member link's transmit) under it put that time into every round trip.
+ * ACKs carry cumulative state (the expected PSN, a SACK map), so one that
+ * leaves after a later frame of its QP is merely stale: the requester
+ * takes ACKs in any order, as it does from sprayed links.
+ *
+ * Context: tp lock held.
+ */
+void xnic_tp_send_ack(struct xnic_qp *qp, struct sk_buff *skb,
+		      const struct xnic_wire_info *i)
+{
+	struct xnic_tp_qp *tp = xnic_tp(qp);
+
+	if (!tp->ack_hold) {
+		xnic_tp_send(qp, tp->rx.remote_node, skb, i);
+		return;
+	}
+	xnic_wire_encode((struct xnic_wire_hdr *)skb->data, i);
+	xnic_credit_drr_charge(qp, skb->len);
+	__skb_queue_tail(&tp->acks, skb);
+}
+
+/**
  * xnic_tp_unlock() - unlock the transport state of a QP
  * @tp: the state, from xnic_tp_lock()
  *
- * Then hands the QP to the engine when asked to (xnic_tp_qp.activate).
- * @tp may be gone once the lock is dropped; the QP is referenced by the
- * caller.
+ * Then sends the ACKs that waited for it (xnic_tp_send_ack()) and hands
+ * the QP to the engine when asked to (xnic_tp_qp.activate). @tp may be
+ * gone once the lock is dropped; the QP is referenced by the caller.
  */
 void xnic_tp_unlock(struct xnic_tp_qp *tp)
 {
 	struct xnic_qp *qp = tp->qp;
 	bool activate = tp->activate;
+	u16 node = tp->rx.remote_node;
+	struct sk_buff_head acks;
+	struct sk_buff *skb;
 
 	tp->activate = false;
+	tp->ack_hold = false;
+	__skb_queue_head_init(&acks);
+	skb_queue_splice_init(&tp->acks, &acks);
 	/* For sparse: taken by xnic_tp_lock(). */
 	__acquire(&tp->lock);
 	spin_unlock_bh(&tp->lock);
+	while ((skb = __skb_dequeue(&acks)))
+		xnic_tp_xmit_link(qp->xdev, node, skb, NULL, true);
 	if (activate)
 		xnic_engine_activate_qp(qp->xdev, qp);
 }
@@ -267,6 +307,7 @@ int xnic_tp_qp_init(struct xnic_qp *qp)
 		return -ENOMEM;
 	}
 	spin_lock_init(&tp->lock);
+	__skb_queue_head_init(&tp->acks);
 	tp->qp = qp;
 	timer_setup(&tp->timer, xnic_tx_timer, 0);
 	rcu_assign_pointer(qp->tp.priv, tp);
@@ -312,6 +353,8 @@ void xnic_tp_qp_release(struct xnic_qp *qp)
 	if (!tp)
 		return;
 	xnic_tp_qp_stop(qp);
+	/* Empty: xnic_tp_unlock() sends them. */
+	__skb_queue_purge(&tp->acks);
 	xnic_credit_tx_stop(qp, tp->tx.next_psn);
 	RCU_INIT_POINTER(qp->tp.priv, NULL);
 	kvfree(tp->tx.wqes);

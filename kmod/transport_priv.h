@@ -22,7 +22,8 @@
  * taken with spin_lock_bh() everywhere (a no-op nesting in softirq), so a
  * transmission made under it runs the receive softirq it raises (veth)
  * only after the lock is dropped: a QP's own ACK never finds the lock held
- * by its own CPU.
+ * by its own CPU. The responder's ACKs from the packet handler are the one
+ * transmission made after the lock (xnic_tp_send_ack()).
  *
  * Lifetime: xnic_qp.tp.priv is published with RCU. Users take the lock
  * through xnic_tp_lock(), which fails once the state is marked dead;
@@ -491,6 +492,9 @@ struct xnic_rx {
  * @dead: being released: xnic_tp_lock() fails (@lock)
  * @activate: xnic_tp_unlock() hands the QP to the engine (work left over),
  *	once the lock is dropped and this context's frames are out
+ * @ack_hold: the responder's ACKs and NAKs wait in @acks until the lock
+ *	is dropped (xnic_tp_send_ack())
+ * @acks: those ACKs and NAKs, sent by xnic_tp_unlock()
  * @qp: the QP
  * @timer: retransmission and RNR timer; hands the QP to the engine
  * @rcu: deferred free (xnic_tp_lock() looks the state up under RCU)
@@ -502,6 +506,8 @@ struct xnic_tp_qp {
 	spinlock_t lock;	/* the tp lock */
 	bool dead;
 	bool activate;
+	bool ack_hold;
+	struct sk_buff_head acks;
 	struct xnic_qp *qp;
 	struct timer_list timer;
 	struct rcu_head rcu;
@@ -522,6 +528,8 @@ struct xnic_tp_qp *xnic_tp_lock_within(struct xnic_qp *qp, u64 ns, bool *busy);
 void xnic_tp_unlock(struct xnic_tp_qp *tp);
 int xnic_tp_send(struct xnic_qp *qp, u16 node, struct sk_buff *skb,
 		 const struct xnic_wire_info *i);
+void xnic_tp_send_ack(struct xnic_qp *qp, struct sk_buff *skb,
+		      const struct xnic_wire_info *i);
 
 static inline u32 xnic_qpn(const struct xnic_qp *qp)
 {
